@@ -1,0 +1,58 @@
+"""session-analyzer: postmortems of coding-agent sessions that run servers.
+
+The public API is small; everything else is private modules:
+
+- ``load(path)`` -> ``Session`` (ingest)
+- event types: ``UserEvent``, ``AssistantEvent``, ``ToolEvent``, ``SystemEvent``, ``Event``
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from analyzer.events import (
+        AssistantEvent,
+        Diagnostic,
+        Event,
+        Session,
+        SystemEvent,
+        ToolEvent,
+        UserEvent,
+    )
+    from analyzer.ingest import load
+
+# Lazy re-exports: `import analyzer` must not pay for spaCy or tree-sitter.
+_EXPORTS = {
+    "load": "analyzer.ingest",
+    "Session": "analyzer.events",
+    "Event": "analyzer.events",
+    "UserEvent": "analyzer.events",
+    "AssistantEvent": "analyzer.events",
+    "ToolEvent": "analyzer.events",
+    "SystemEvent": "analyzer.events",
+    "Diagnostic": "analyzer.events",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        import importlib
+
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'analyzer' has no attribute {name!r}")
+
+
+__all__ = [
+    "AssistantEvent",
+    "Diagnostic",
+    "Event",
+    "Session",
+    "SystemEvent",
+    "ToolEvent",
+    "UserEvent",
+    "__version__",
+    "load",
+]

@@ -1,0 +1,44 @@
+"""The ``analyzer`` command line. One module per command; ``COMMANDS`` is the registry.
+
+Commands are imported only when run, so ``analyzer --help`` stays fast and a heavy dependency of
+one command (spaCy, Jinja) never slows another.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+from analyzer import __version__
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    # name: (module, one-line help shown in `analyzer --help`)
+    "timeline": ("analyzer.cli.timeline", "List a session's events: who did what, when."),
+    "detect": ("analyzer.cli.detect", "Say which log format a file is in, and why."),
+    "formats": ("analyzer.cli.formats", "List the supported log formats."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module = importlib.import_module(COMMANDS[cmd_name][0])
+        cmd: click.Command = module.command
+        return cmd
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="analyzer")
+def main() -> None:
+    """Read coding-agent session logs, rebuild what happened to every server they launched,
+    probed and killed, and point at the step that went wrong."""

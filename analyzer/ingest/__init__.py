@@ -1,0 +1,56 @@
+"""Ingest: a path in any supported format becomes a ``Session``.
+
+``FORMATS`` is the registry, in detection order (most specific first: the generic chat-array
+reader goes last, because many other formats embed chat arrays).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from analyzer.events import Session
+from analyzer.ingest import fixture
+from analyzer.ingest.base import FormatModule, IngestError, read_head
+
+FORMATS: dict[str, FormatModule] = {m.NAME: m for m in (fixture,)}
+
+
+def detect(path: str | Path) -> tuple[FormatModule, str]:
+    """Which format ``path`` is in, and why. Raises ``IngestError`` with a clear reason."""
+    p = Path(path)
+    if not p.exists():
+        raise IngestError(p, "no such file or folder")
+    try:
+        head = read_head(p)
+    except OSError as exc:
+        raise IngestError(p, f"cannot read: {exc.strerror or exc}") from exc
+    if p.is_file() and not head.strip():
+        raise IngestError(p, "empty file: nothing to analyze")
+    for fmt in FORMATS.values():
+        reason = fmt.detect(p, head)
+        if reason:
+            return fmt, reason
+    if p.is_dir():
+        raise IngestError(p, "folder holds no session in a known format")
+    if b"\x00" in head[:4096]:
+        raise IngestError(p, "binary file, not a session log", line=1)
+    raise IngestError(
+        p, "not a session log in any known format (tried: " + ", ".join(FORMATS) + ")", line=1
+    )
+
+
+def load(path: str | Path, format: str | None = None) -> Session:
+    """Load one session. ``format`` skips detection (a name from ``FORMATS``)."""
+    p = Path(path)
+    if format is not None:
+        if format not in FORMATS:
+            raise IngestError(p, f"unknown format {format!r} (known: {', '.join(FORMATS)})")
+        if not p.exists():
+            raise IngestError(p, "no such file or folder")
+        fmt = FORMATS[format]
+    else:
+        fmt, _ = detect(p)
+    return fmt.load(p)
+
+
+__all__ = ["FORMATS", "FormatModule", "IngestError", "detect", "load"]

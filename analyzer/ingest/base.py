@@ -1,0 +1,238 @@
+"""What every format module provides, and the helpers they share.
+
+A format module is a plain module with ``NAME``, ``DESCRIPTION``, ``detect()`` and ``load()``
+(pre-commit style: the registry in ``analyzer.ingest`` is a dict of such modules).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+import orjson
+
+from analyzer.events import Counts, Diagnostic, Event, Level, Session
+
+HEAD_BYTES = 64 * 1024
+"""How much of a file ``detect()`` sees."""
+
+MAX_LINE_BYTES = 256 * 1024 * 1024
+"""Lines longer than this are reported and skipped instead of parsed (a 100 MB line still parses)."""
+
+
+class FormatModule(Protocol):
+    """The interface of one ingest format (a module)."""
+
+    NAME: str
+    """Registry key, e.g. ``claude-code``."""
+    DESCRIPTION: str
+    """One line: what files it reads."""
+
+    def detect(self, path: Path, head: bytes) -> str | None:
+        """Return why ``path`` is in this format (a short reason), or None.
+
+        ``head`` is the first ``HEAD_BYTES`` of a file, or b"" for a folder. Decide from content,
+        never from the file name alone.
+        """
+        ...
+
+    def load(self, path: Path) -> Session:
+        """Read the whole session. Never raise on bad records: add diagnostics instead."""
+        ...
+
+
+class IngestError(Exception):
+    """Nothing could be read from the input. The message names the file and says why."""
+
+    def __init__(self, path: str | Path, message: str, line: int | None = None) -> None:
+        self.path = str(path)
+        self.line = line
+        where = f"{self.path}:{line}" if line is not None else self.path
+        super().__init__(f"{where}: {message}")
+        self.reason = message
+
+
+@dataclass
+class SessionBuilder:
+    """Collects events and diagnostics while a format reads its input, then numbers them.
+
+    Formats append events in the order the log records them; ``build()`` assigns ``index``.
+    """
+
+    path: Path
+    format: str
+    session: dict[str, Any] = field(default_factory=dict)
+    events: list[Event] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    records: int = 0
+    skipped: int = 0
+    sources: list[str] = field(default_factory=list)
+
+    def add(self, event: Event) -> Event:
+        self.events.append(event)
+        return event
+
+    def diag(
+        self, level: Level | str, message: str, line: int | None = None, file: str | None = None
+    ) -> None:
+        self.diagnostics.append(Diagnostic(level=Level(level), message=message, line=line, file=file))
+
+    def build(self) -> Session:
+        for i, ev in enumerate(self.events):
+            ev.index = i
+        sources = self.sources or [str(self.path)]
+        return Session(
+            path=str(self.path),
+            format=self.format,
+            events=self.events,
+            diagnostics=self.diagnostics,
+            counts=Counts(
+                records=self.records,
+                events=len(self.events),
+                skipped=self.skipped,
+                diagnostics=len(self.diagnostics),
+            ),
+            sources=sources,
+            **self.session,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One parsed JSONL line."""
+
+    line: int
+    value: Any
+
+
+def iter_jsonl(
+    path: Path, builder: SessionBuilder, file: str | None = None
+) -> Iterator[Record]:
+    """Stream a JSONL file: one parsed value per good line; bad lines become diagnostics.
+
+    Reads in binary line by line, so a 500 MB file is never held whole, and invalid UTF-8 or
+    binary junk on one line does not stop the next.
+    """
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            builder.records += 1
+            if len(raw) > MAX_LINE_BYTES:
+                builder.diag(
+                    Level.error, f"line of {len(raw) // 2**20} MiB skipped (over the limit)",
+                    lineno, file,
+                )
+                continue
+            try:
+                value = orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
+                builder.diag(Level.error, describe_bad_line(raw, exc, at_eof=not raw.endswith(b"\n")),
+                             lineno, file)
+                continue
+            yield Record(lineno, value)
+
+
+def describe_bad_line(raw: bytes, exc: Exception, at_eof: bool) -> str:
+    """A short reason for a line that is not JSON: truncated, invalid UTF-8, binary, or syntax."""
+    if b"\x00" in raw[:4096] or sum(b < 9 for b in raw[:512]) > 8:
+        return "binary data, not a JSON line; skipped"
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as ude:
+        return f"invalid UTF-8 at byte {ude.start}; line skipped"
+    if at_eof:
+        return f"truncated JSON at end of file ({len(raw)} bytes); line skipped"
+    return f"not valid JSON ({str(exc).splitlines()[0]}); line skipped"
+
+
+def read_head(path: Path) -> bytes:
+    if path.is_dir():
+        return b""
+    with path.open("rb") as fh:
+        return fh.read(HEAD_BYTES)
+
+
+def first_json_line(head: bytes) -> Any:
+    """The first complete non-blank line of ``head`` as JSON, or None."""
+    for raw in head.split(b"\n")[:-1] or [head]:
+        if raw.strip():
+            try:
+                return orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                return None
+    return None
+
+
+def parse_ts(value: Any) -> datetime | None:
+    """ISO-8601 strings (``Z`` or offset; naive means UTC) and epoch seconds/milliseconds."""
+    if value is None or value == "":
+        return None
+    try:
+        if isinstance(value, int | float):
+            secs = value / 1000 if value > 1e11 else value
+            return datetime.fromtimestamp(secs, tz=UTC)
+        if isinstance(value, str):
+            dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+    except (ValueError, OverflowError, OSError):
+        return None
+    return None
+
+
+def join_argv(argv: Sequence[str]) -> str:
+    """An argv as one shell command string. ``[bash, -lc, SCRIPT]`` becomes SCRIPT: the harness's
+    wrapper shell is not part of what the agent wrote."""
+    args = [str(a) for a in argv]
+    if len(args) == 3 and Path(args[0]).name in {"bash", "sh", "zsh", "dash"} and args[1] in {
+        "-c", "-lc", "-ic"
+    }:
+        return args[2]
+    return shlex.join(args)
+
+
+def text_of(content: Any) -> str:
+    """Text of a message content that may be a string or a list of typed blocks."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts: list[str] = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, dict):
+                t = block.get("text")
+                if isinstance(t, str):
+                    parts.append(t)
+                elif isinstance(block.get("content"), str | list):
+                    parts.append(text_of(block["content"]))
+        return "\n".join(parts)
+    if isinstance(content, dict):
+        return text_of(content.get("text") or content.get("content"))
+    return str(content)
+
+
+_CATEGORIES: dict[str, str] = {
+    # shell tools, by the names the formats give them
+    **dict.fromkeys(
+        ["bash", "shell", "shell_command", "exec_command", "local_shell_call", "run_shell_command",
+         "execute_bash", "cmdrun", "terminal", "run_command", "execute_command"], "shell"),
+    **dict.fromkeys(["bashoutput", "taskoutput", "write_stdin"], "task_output"),
+    **dict.fromkeys(["killbash", "killshell", "taskstop"], "task_stop"),
+    **dict.fromkeys(["task", "agent", "spawn_agent"], "subagent"),
+    **dict.fromkeys(
+        ["read", "write", "edit", "multiedit", "glob", "grep", "ls", "notebookedit", "apply_patch",
+         "read_file", "write_file", "replace", "str_replace_editor", "list_directory", "edit_file",
+         "patch", "view", "create"], "file"),
+}
+
+
+def categorize(tool_name: str) -> str:
+    """The ``ToolEvent.category`` for a tool name from any format (case-insensitive)."""
+    return _CATEGORIES.get(tool_name.lower(), "other")

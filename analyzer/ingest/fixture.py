@@ -1,0 +1,162 @@
+"""The ``*.session.yaml`` fixture format: compact hand-written sessions for tests, rule cases and
+demos (DESIGN.md, "Session fixture format").
+
+```yaml
+agent: claude-code            # optional: harness, model, session_id, cwd
+start: 2026-03-01T03:00:00Z   # optional: gives every event a time (``step`` seconds apart)
+step: 30
+events:
+  - user: Start the API on port 8000
+  - bash: nohup uvicorn app:api --port 8000 > api.log 2>&1 &
+    output: ''
+  - bash: curl -sf localhost:8000/health
+    output: '{"ok": true}'
+    exit: 0
+  - tool: KillBash                # any other tool, with its input
+    input: {shell_id: bash_1}
+  - system: task-notification     # harness records
+    task: bash_1
+    exit: 137
+  - assistant: The server is up.
+    expect: kill-after-ready      # rule cases: expect / ok / todo-expect / todo-ok
+```
+
+Per-event keys: ``at`` (ISO time, or ``+SECONDS`` after the previous event), ``agent``,
+``background`` (bool), ``task`` (background task id), ``interrupted``, ``is_error``, ``exit``,
+``output`` (default empty), ``no-result`` (the log has no result), ``ref``, ``by_user``,
+``example``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from analyzer.events import AssistantEvent, CaseMarks, Session, SystemEvent, ToolEvent, UserEvent
+from analyzer.ingest.base import IngestError, SessionBuilder, categorize, parse_ts
+
+NAME = "fixture"
+DESCRIPTION = "*.session.yaml: hand-written sessions for tests and rule cases (events: user/bash/…)"
+
+_KINDS = ("user", "assistant", "bash", "tool", "system")
+_MARKS = {"expect": "expect", "ok": "ok", "todo-expect": "todo_expect", "todo-ok": "todo_ok"}
+
+
+def detect(path: Path, head: bytes) -> str | None:
+    if not head or head.lstrip()[:1] in (b"{", b"["):
+        return None
+    text = head.decode("utf-8", "replace")
+    if "\nevents:" in "\n" + text and any(f"- {k}:" in text for k in _KINDS):
+        return "YAML document with an `events:` list of user/bash/tool entries"
+    return None
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(v) for v in value)
+
+
+def _scalar_lines(node: yaml.Node | None) -> list[tuple[int, dict[str, Any]]]:
+    """Each item of the ``events`` sequence with its 1-based line."""
+    out: list[tuple[int, dict[str, Any]]] = []
+    if not isinstance(node, yaml.MappingNode):
+        return out
+    for key, val in node.value:
+        if getattr(key, "value", None) == "events" and isinstance(val, yaml.SequenceNode):
+            for item in val.value:
+                out.append((item.start_mark.line + 1, yaml.safe_load(yaml.serialize(item))))
+    return out
+
+
+def load(path: Path) -> Session:
+    b = SessionBuilder(path=path, format=NAME)
+    try:
+        text = path.read_text("utf-8")
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        doc = yaml.safe_load(text)
+    except UnicodeDecodeError as exc:
+        raise IngestError(path, f"invalid UTF-8 at byte {exc.start}") from exc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise IngestError(path, f"not valid YAML: {getattr(exc, 'problem', exc)}",
+                          line=mark.line + 1 if mark else None) from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("events"), list):
+        raise IngestError(path, "a session fixture needs a top-level `events:` list")
+    b.session.update(
+        session_id=doc.get("session_id"),
+        agent=doc.get("agent", "fixture"),
+        model=doc.get("model"),
+        cwd=doc.get("cwd"),
+    )
+    start = parse_ts(doc["start"].isoformat() if isinstance(doc.get("start"), datetime)
+                     else doc.get("start"))
+    step = timedelta(seconds=float(doc.get("step", 30)))
+    clock = start
+    for line, item in _scalar_lines(root):
+        b.records += 1
+        if not isinstance(item, dict):
+            b.diag("error", "event must be a mapping like `- user: …`", line)
+            continue
+        kinds = [k for k in _KINDS if k in item]
+        if len(kinds) != 1:
+            b.diag("error", f"event needs exactly one of {', '.join(_KINDS)}", line)
+            continue
+        at = item.get("at")
+        if isinstance(at, int | float) and not isinstance(at, bool) and clock is not None:
+            clock = clock + timedelta(seconds=float(at))  # YAML reads `+90` as the number 90
+        elif isinstance(at, str) and at.startswith("+") and clock is not None:
+            clock = clock + timedelta(seconds=float(at[1:]))
+        elif at is not None:
+            clock = parse_ts(at.isoformat() if isinstance(at, datetime) else at) or clock
+        elif clock is not None and b.events:
+            clock = clock + step
+        marks = CaseMarks(
+            example=bool(item.get("example", False)),
+            **{field: _names(item.get(key)) for key, field in _MARKS.items()},
+        )
+        common: dict[str, Any] = {
+            "line": line, "ts": clock, "agent": str(item.get("agent", "main")), "marks": marks,
+            "ref": item.get("ref"),
+        }
+        kind = kinds[0]
+        if kind == "user":
+            b.add(UserEvent(text=str(item["user"]), **common))
+        elif kind == "assistant":
+            b.add(AssistantEvent(text=str(item["assistant"]), model=doc.get("model"), **common))
+        elif kind == "system":
+            b.add(SystemEvent(subtype=str(item["system"]), text=str(item.get("text", "")),
+                              task_id=item.get("task"), exit_code=item.get("exit"),
+                              status=item.get("status"), **common))
+        else:
+            name = "Bash" if kind == "bash" else str(item["tool"])
+            tool_input = dict(item.get("input") or {})
+            command = str(item["bash"]) if kind == "bash" else tool_input.get("command")
+            if kind == "bash":
+                tool_input.setdefault("command", command)
+                if item.get("background"):
+                    tool_input["run_in_background"] = True
+            task = item.get("task") or tool_input.get("shell_id") or tool_input.get("bash_id") \
+                or tool_input.get("task_id")
+            exit_code = item.get("exit")
+            # an omitted output is an empty result; `no-result: true` models a call whose
+            # result the log lost (the session ended while it ran)
+            output = None if item.get("no-result") else item.get("output", "" if kind == "bash" else None)
+            b.add(ToolEvent(
+                name=name, category=categorize(name), input=tool_input,
+                command=command if isinstance(command, str) else None,
+                output=None if output is None else str(output),
+                exit_code=exit_code,
+                is_error=item.get("is_error", exit_code not in (None, 0)),
+                interrupted=bool(item.get("interrupted", False)),
+                background=bool(item.get("background", False)),
+                task_id=None if task is None else str(task),
+                by_user=bool(item.get("by_user", False)),
+                **common,
+            ))
+    return b.build()

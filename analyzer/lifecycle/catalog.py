@@ -1,0 +1,237 @@
+"""The server catalog: recognising a launch in a parsed command, as data (``catalog.yaml``).
+
+Users extend it without code: ``Catalog.load(extra={...})`` merges kinds from config over the
+built-in ones (same keys as ``catalog.yaml``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from functools import cache
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from analyzer.shell.model import SimpleCommand
+
+_CATALOG_FILE = Path(__file__).with_name("catalog.yaml")
+_PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)?)?$")
+
+
+class CatalogError(ValueError):
+    """A catalog entry from config is malformed; the message names the kind and the key."""
+
+
+class ServerKind(BaseModel):
+    """One kind of server."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    """Catalog key, e.g. ``sglang``."""
+    label: str
+    """How reports name it."""
+    programs: list[str] = Field(default_factory=list)
+    """Program basenames (globs) that launch it."""
+    modules: list[str] = Field(default_factory=list)
+    """Python modules run with ``python -m``."""
+    subcommand: list[list[str]] = Field(default_factory=list)
+    """Word sequences one of which must follow the program."""
+    script_globs: list[str] = Field(default_factory=list)
+    """For interpreters (node): the script's basename must match one of these."""
+    port_flags: list[str] = Field(default_factory=list)
+    """Flags whose value is the port."""
+    bind_flags: list[str] = Field(default_factory=list)
+    """Flags whose value is ``host``, ``host:port`` or ``:port``."""
+    port_arg: bool = False
+    """The first positional argument is the port."""
+    port_env: list[str] = Field(default_factory=list)
+    """Environment variables that set the port."""
+    default_port: int | None = None
+    """Where it listens when nothing says."""
+    ready: list[str] = Field(default_factory=list)
+    """Regexes of log lines that mean it is serving."""
+    failure: list[str] = Field(default_factory=list)
+    """Regexes of log lines that mean it failed (besides the common ones)."""
+    health: list[str] = Field(default_factory=list)
+    """URL paths that probe it."""
+    gpu: bool = False
+    """It holds GPUs."""
+
+
+class LaunchMatch(BaseModel):
+    """What the catalog read from a launching command."""
+
+    kind: ServerKind
+    port: int | None
+    """The port it listens on; None when unknown (e.g. a dynamic ``$PORT``)."""
+    port_source: str
+    """Where the port came from: ``flag``, ``bind``, ``arg``, ``env``, ``default``, ``docker -p``."""
+    bind: str | None
+    """The bind address, when given (``0.0.0.0``, ``127.0.0.1``)."""
+    gpus: str | None
+    """``CUDA_VISIBLE_DEVICES`` or the tensor-parallel size (``tp=8``), when given."""
+    log_file: str | None
+    """Where its stdout goes (the last ``>``/``&>`` redirect)."""
+
+
+def _flag_value(argv: list[str], flags: list[str]) -> str | None:
+    for i, word in enumerate(argv):
+        for flag in flags:
+            if word == flag and i + 1 < len(argv):
+                return argv[i + 1]
+            if flag.startswith("--") and word.startswith(flag + "="):
+                return word[len(flag) + 1 :]
+    return None
+
+
+def _as_port(text: str | None) -> int | None:
+    if text is None:
+        return None
+    m = re.search(r"(\d{2,5})\s*$", text)
+    if not m or "$" in text:
+        return None
+    port = int(m.group(1))
+    return port if 0 < port < 65536 else None
+
+
+def log_file_of(cmd: SimpleCommand) -> str | None:
+    for r in reversed(cmd.redirects):
+        if r.op in (">", ">>", "&>", "&>>", ">|") and r.fd in (None, 1) and not r.target.startswith("&"):
+            return r.target
+    return None
+
+
+class Catalog:
+    """The kinds, in match order (more specific first: the sglang router before sglang)."""
+
+    def __init__(self, kinds: list[ServerKind], common_failure: list[str]) -> None:
+        self.kinds = kinds
+        self.by_name = {k.name: k for k in kinds}
+        self.common_failure = common_failure
+        self._ready = {k.name: [re.compile(p) for p in k.ready] for k in kinds}
+        self._fail = [re.compile(p, re.M) for p in common_failure]
+        self._kind_fail = {k.name: [re.compile(p, re.M) for p in k.failure] for k in kinds}
+
+    @classmethod
+    def load(cls, extra: dict[str, dict[str, Any]] | None = None) -> Catalog:
+        """The built-in catalog, with ``extra`` kinds from config merged over it."""
+        raw = _builtin()
+        kinds_raw: dict[str, dict[str, Any]] = {k: dict(v) for k, v in raw["kinds"].items()}
+        order = list(kinds_raw)
+        for name, entry in (extra or {}).items():
+            if not isinstance(entry, dict):
+                raise CatalogError(f"catalog kind {name!r}: expected a table of keys")
+            if name in kinds_raw:
+                kinds_raw[name].update(entry)
+            else:
+                kinds_raw[name] = {"label": name, **entry}
+                order.insert(0, name)  # user kinds are more specific than the built-ins
+        kinds: list[ServerKind] = []
+        for name in order:
+            try:
+                kinds.append(ServerKind(name=name, **kinds_raw[name]))
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                where = ".".join(str(p) for p in err["loc"])
+                raise CatalogError(f"catalog kind {name!r}: {where}: {err['msg']}") from exc
+            for pattern in kinds[-1].ready + kinds[-1].failure:
+                try:
+                    re.compile(pattern)
+                except re.error as exc:
+                    raise CatalogError(f"catalog kind {name!r}: bad regex {pattern!r}: {exc}") from exc
+        return cls(kinds, list(raw.get("common_failure", [])))
+
+    def match(self, cmd: SimpleCommand) -> LaunchMatch | None:
+        """The server a command launches, or None."""
+        argv = cmd.effective_argv
+        if not argv:
+            return None
+        prog = PurePosixPath(argv[0]).name
+        rest = argv[1:]
+        module: str | None = None
+        if _PYTHON.match(prog) and "-m" in rest:
+            i = rest.index("-m")
+            if i + 1 < len(rest):
+                module, rest = rest[i + 1], rest[i + 2 :]
+        elif prog == "npx" and rest:
+            prog, rest = PurePosixPath(rest[0]).name, rest[1:]
+        for kind in self.kinds:
+            if module is not None:
+                if module not in kind.modules:
+                    continue
+            elif not any(fnmatch.fnmatchcase(prog, g) for g in kind.programs):
+                continue
+            if kind.subcommand and module is None:
+                words = [w for w in rest if not w.startswith("-")]
+                if not any(words[: len(s)] == s for s in kind.subcommand):
+                    continue
+            if kind.script_globs:
+                script = next((w for w in rest if not w.startswith("-")), None)
+                if script is None or not any(
+                    fnmatch.fnmatchcase(PurePosixPath(script).name, g) for g in kind.script_globs
+                ):
+                    continue
+            return self._launch(kind, cmd, rest)
+        return None
+
+    def _launch(self, kind: ServerKind, cmd: SimpleCommand, rest: list[str]) -> LaunchMatch:
+        port: int | None = None
+        source = "default"
+        bind: str | None = None
+        raw_port = _flag_value(rest, kind.port_flags)
+        if raw_port is not None:
+            port, source = _as_port(raw_port), "flag"
+        raw_bind = _flag_value(rest, kind.bind_flags)
+        if raw_bind is not None:
+            host, _, maybe_port = raw_bind.rpartition(":") if ":" in raw_bind else (raw_bind, "", "")
+            bind = host or None
+            if maybe_port and port is None and raw_port is None:
+                port, source = _as_port(maybe_port), "bind"
+        if raw_port is None and source == "default" and kind.port_arg:
+            positional = [w for w in rest if not w.startswith("-")]
+            if positional and positional[0].isdigit():
+                port, source = _as_port(positional[0]), "arg"
+        if source == "default":
+            for var in kind.port_env:
+                if var in cmd.env:
+                    port, source = _as_port(cmd.env[var]), "env"
+                    break
+        if source == "default":
+            port = kind.default_port
+        gpus = cmd.env.get("CUDA_VISIBLE_DEVICES")
+        tp = _flag_value(rest, ["--tp", "--tp-size", "--tensor-parallel-size", "-tp"])
+        if gpus is None and tp is not None:
+            gpus = f"tp={tp}"
+        return LaunchMatch(kind=kind, port=port, port_source=source, bind=bind, gpus=gpus,
+                           log_file=log_file_of(cmd))
+
+    def ready_line(self, kind: str | None, text: str) -> str | None:
+        """The first line of ``text`` that says a server of ``kind`` (any kind if None) is ready."""
+        pats = self._ready.get(kind, []) if kind else [p for ps in self._ready.values() for p in ps]
+        for line in text.splitlines():
+            if any(p.search(line) for p in pats):
+                return line.strip()
+        return None
+
+    def failure_line(self, kind: str | None, text: str) -> str | None:
+        """The first line of ``text`` that shows a failure (common or kind-specific)."""
+        pats = self._fail + (self._kind_fail.get(kind, []) if kind else [])
+        for line in text.splitlines():
+            if any(p.search(line) for p in pats):
+                return line.strip()
+        return None
+
+
+@cache
+def _builtin() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(_CATALOG_FILE.read_text("utf-8"))
+    return data
+
+
+@cache
+def default_catalog() -> Catalog:
+    return Catalog.load()

@@ -1,0 +1,167 @@
+"""Lifecycle facts: what the timeline says happened to servers, each pointing at its event.
+
+A pydantic union on ``kind``; rules query them through ``World``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+Strength = Literal["strong", "medium", "weak"]
+State = Literal["starting", "ready", "failed", "stopped", "unknown"]
+
+
+class _Fact(BaseModel):
+    event: int
+    """Index of the event this fact was read from."""
+    instance: str | None = None
+    """The server instance it is about (``World.instances`` key), when known."""
+    detail: str = ""
+    """One sentence a person can read."""
+
+
+class Launch(_Fact):
+    """A command starts a server."""
+
+    kind: Literal["launch"] = "launch"
+    server: str
+    """Catalog kind (``sglang``, ``vllm``, ``systemd``, ``docker``…)."""
+    label: str
+    """Human name of the kind."""
+    host: str
+    """Normalised host: ``local`` or the ssh target without the user part."""
+    port: int | None = None
+    """Listening port, when known."""
+    bind: str | None = None
+    """Bind address, when given."""
+    gpus: str | None = None
+    """``CUDA_VISIBLE_DEVICES`` or ``tp=N``."""
+    log_file: str | None = None
+    """Where its output goes."""
+    pid: int | None = None
+    """Process id when the output shows it (``PID: 123``, ``[1] 123``)."""
+    task_id: str | None = None
+    """The harness's background task id."""
+    unit: str | None = None
+    """systemd unit."""
+    container: str | None = None
+    """Docker container name."""
+    argv: list[str] = Field(default_factory=list)
+    """The server process's argv (for kill matching)."""
+    command_position: int = 0
+    """Position of the launching simple command in its script."""
+    ran: bool = True
+    """False when the process model predicts it never ran (its shell was killed before it)."""
+    duplicate_of: int | None = None
+    """Event index of the live launch this one duplicates."""
+
+
+class Probe(_Fact):
+    """A check whether a server is up: an HTTP request, a port listing, a task poll."""
+
+    kind: Literal["probe"] = "probe"
+    method: str
+    """``http``, ``port-list``, ``process-list``, ``systemctl``, ``docker-ps``, ``task-poll``, ``log``."""
+    target: str
+    """What it checked (URL, port, unit, task id, log file)."""
+    answered: bool | None
+    """True: it is up; False: refused / not running; None: cannot tell."""
+
+
+class Ready(_Fact):
+    """Evidence that an instance serves."""
+
+    kind: Literal["ready"] = "ready"
+    source: Literal["probe", "log", "user", "agent"]
+    """Where the evidence comes from, strongest first."""
+    strength: Strength
+    quote: str = ""
+    """The words or line that say so."""
+
+
+class Failure(_Fact):
+    """Evidence that an instance (or one launch of it) died or cannot serve."""
+
+    kind: Literal["failure"] = "failure"
+    reason: Literal["killed", "oom", "address-in-use", "traceback", "exit", "refused", "crash", "error"]
+    quote: str = ""
+    """The output line that shows it."""
+    launch_event: int | None = None
+    """The launch it is about, when it is one launch (a duplicate killed at once)."""
+
+
+class Victim(BaseModel):
+    """One process a kill hits, in world terms."""
+
+    label: str
+    """What it is: ``sglang server on gpu1:30001``, ``the remote shell running this command``…"""
+    reason: str
+    """Why it matched."""
+    role: Literal["server", "shell", "ssh-client", "agent", "gpu", "other"]
+    instance: str | None = None
+    """The instance, for servers."""
+    launch_event: int | None = None
+    """The launch of that instance's process."""
+    match_span: tuple[int, int] | None = None
+    """Span of the match in the subject, for highlighting."""
+
+
+class Kill(_Fact):
+    """A command or tool that stops processes, with what it really hits."""
+
+    kind: Literal["kill"] = "kill"
+    mechanism: str
+    """``pkill``, ``kill``, ``killall``, ``fuser-file``, ``systemctl``, ``task-stop``…"""
+    text: str
+    """The kill as written (``pkill -9 -f "launch_server.*3000[01]"``)."""
+    pattern: str | None = None
+    """The pattern it matches with, if any."""
+    victims: list[Victim] = Field(default_factory=list)
+    self_kill: bool = False
+    """It hits the shell running it: the commands after it in that shell never run."""
+    also_matches_relaunch: list[int] = Field(default_factory=list)
+    """Launch events in the same command whose text the pattern matches too."""
+    generic: bool = False
+    """A generic name (node, python, zsh) or every GPU process."""
+    platform: str = "linux"
+    """The platform the verdict assumed."""
+    notes: list[str] = Field(default_factory=list)
+    command_position: int = 0
+
+
+class Instruction(_Fact):
+    """The user asks for something to happen to a server (or not to)."""
+
+    kind: Literal["instruction"] = "instruction"
+    action: Literal["launch", "stop", "restart", "hold"]
+    targets: list[str] = Field(default_factory=list)
+    """Instances it refers to; empty when it names none that the world knows."""
+    target_text: str = ""
+    """How the user named the target (``sglang on *:30001``), or ``unspecified``."""
+    quote: str = ""
+
+
+class Correction(_Fact):
+    """The user contradicts the agent about server state."""
+
+    kind: Literal["correction"] = "correction"
+    quote: str = ""
+    corrects: int | None = None
+    """The agent event it corrects (the latest lifecycle action before it)."""
+
+
+class ModelDisagreement(_Fact):
+    """What was observed contradicts the process model (a predicted self-kill, yet later commands
+    ran). Observation wins; the disagreement is kept for the report."""
+
+    kind: Literal["disagreement"] = "disagreement"
+    predicted: str
+    observed: str
+
+
+Fact = Annotated[
+    Launch | Probe | Ready | Failure | Kill | Instruction | Correction | ModelDisagreement,
+    Field(discriminator="kind"),
+]

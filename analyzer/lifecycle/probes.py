@@ -1,0 +1,113 @@
+"""Reading probes and failures out of commands and their output (no world state here)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from analyzer.shell.model import SimpleCommand
+
+LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "0.0.0.0", "::1", "[::1]", "::", "*", ""})
+
+_URL = re.compile(
+    r"(?:(?P<scheme>https?)://)?(?P<host>\[::1\]|localhost|\d{1,3}(?:\.\d{1,3}){3}|[A-Za-z][\w.-]*)"
+    r":(?P<port>\d{2,5})(?P<path>/[^\s'\"]*)?"
+)
+_REFUSED = re.compile(
+    r"Connection refused|Failed to connect|Couldn't connect|curl: \((?:7|52|56|28)\)|Empty reply from server"
+    r"|No route to host|Connection reset|timed out|ECONNREFUSED|^000$",
+    re.I | re.M,
+)
+_HTTP_TOOLS = frozenset({"curl", "wget", "http", "https", "xh"})
+_PID = re.compile(r"(?:\bPID[:= ]\s*|^\[\d+\]\s+)(\d{2,8})\b", re.M)
+_JOB_DIED = re.compile(
+    r"^(?:\S+: )?(?:line \d+: )?(\d+)\s+(Killed|Terminated|Segmentation fault|Aborted)\s+(?:\(core dumped\)\s+)?(.+)$",
+    re.M,
+)
+
+
+def norm_host(host: str | None, where: str) -> str:
+    """Normalise a host name: local aliases mean the machine the command runs on (``where``)."""
+    if host is None or host.strip("[]") in LOCAL_NAMES:
+        return where
+    h = host.rsplit("@", 1)[-1]
+    return "local" if h in LOCAL_NAMES else h
+
+
+@dataclass(frozen=True)
+class ProbeRead:
+    method: str
+    host: str
+    port: int | None
+    target: str
+    answered: bool | None
+
+
+def probe_of(cmd: SimpleCommand, output: str | None, exit_code: int | None, where: str) -> ProbeRead | None:
+    """The probe a command makes, with its answer judged from the output."""
+    name = cmd.name
+    argv = cmd.effective_argv
+    text = " ".join(argv)
+    out = output or ""
+    if name in _HTTP_TOOLS or ((name.startswith("python") and "requests" in text) or "urllib" in text):
+        m = _URL.search(text)
+        if not m:
+            return None
+        host = norm_host(m.group("host"), where)
+        port = int(m.group("port"))
+        if _REFUSED.search(out) or (exit_code not in (None, 0)):
+            answered: bool | None = False
+        elif out.strip():
+            answered = True
+        else:
+            answered = None if exit_code is None else True
+        return ProbeRead("http", host, port, m.group(0), answered)
+    if name in ("nc", "ncat") and "-z" in " ".join(argv):
+        ports = [w for w in argv[1:] if w.isdigit()]
+        if not ports:
+            return None
+        answered = None if exit_code is None else exit_code == 0
+        hosts = [w for w in argv[1:] if not w.startswith("-") and not w.isdigit()]
+        return ProbeRead("port-check", norm_host(hosts[0] if hosts else None, where), int(ports[-1]),
+                         " ".join(argv), answered)
+    if name in ("ss", "netstat", "lsof"):
+        port = None
+        m = re.search(r":(\d{2,5})\b", text)
+        if m:
+            port = int(m.group(1))
+        if port is None:
+            return ProbeRead("port-list", where, None, text, None)
+        answered = bool(re.search(rf"[:.]{port}\b.*LISTEN|LISTEN.*[:.]{port}\b|[:.]{port}\s", out))
+        return ProbeRead("port-list", where, port, text, answered)
+    return None
+
+
+def pids_in(output: str | None) -> list[int]:
+    return [int(p) for p in _PID.findall(output or "")]
+
+
+@dataclass(frozen=True)
+class DeadJob:
+    pid: int
+    how: str
+    command: str
+
+
+def dead_jobs(output: str | None) -> list[DeadJob]:
+    """Lines where bash reports a job killed (``bash: line 15: 54525 Killed   nohup …``)."""
+    return [DeadJob(int(m.group(1)), m.group(2), m.group(3).strip()) for m in _JOB_DIED.finditer(output or "")]
+
+
+def failure_reason(line: str) -> str:
+    low = line.lower()
+    if "address already in use" in low or "eaddrinuse" in low:
+        return "address-in-use"
+    if "out of memory" in low or "oom" in low:
+        return "oom"
+    if "traceback" in low:
+        return "traceback"
+    if re.search(r"\bkilled\b", low):
+        return "killed"
+    if "segmentation fault" in low or "core dumped" in low or "aborted" in low:
+        return "crash"
+    return "error"

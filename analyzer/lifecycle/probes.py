@@ -21,7 +21,8 @@ _REFUSED = re.compile(
 _HTTP_TOOLS = frozenset({"curl", "wget", "http", "https", "xh"})
 _PID = re.compile(r"(?:\bPID[:= ]\s*|^\[\d+\]\s+)(\d{2,8})\b", re.M)
 _JOB_DIED = re.compile(
-    r"^(?:\S+: )?(?:line \d+: )?(\d+)\s+(Killed|Terminated|Segmentation fault|Aborted)\s+(?:\(core dumped\)\s+)?(.+)$",
+    r"^(?:\S+: )?(?:line \d+: )?(\d+)\s+(Killed|Terminated|Segmentation fault|Aborted)\s+"
+    r"(?:\(core dumped\)\s+)?(.+)$",
     re.M,
 )
 
@@ -49,6 +50,8 @@ def probe_of(cmd: SimpleCommand, output: str | None, exit_code: int | None, wher
     argv = cmd.effective_argv
     text = " ".join(argv)
     out = output or ""
+    port: int | None = None
+    answered: bool | None = None
     if name in _HTTP_TOOLS or ((name.startswith("python") and "requests" in text) or "urllib" in text):
         m = _URL.search(text)
         if not m:
@@ -56,7 +59,7 @@ def probe_of(cmd: SimpleCommand, output: str | None, exit_code: int | None, wher
         host = norm_host(m.group("host"), where)
         port = int(m.group("port"))
         if _REFUSED.search(out) or (exit_code not in (None, 0)):
-            answered: bool | None = False
+            answered = False
         elif out.strip():
             answered = True
         else:
@@ -71,7 +74,6 @@ def probe_of(cmd: SimpleCommand, output: str | None, exit_code: int | None, wher
         return ProbeRead("port-check", norm_host(hosts[0] if hosts else None, where), int(ports[-1]),
                          " ".join(argv), answered)
     if name in ("ss", "netstat", "lsof"):
-        port = None
         m = re.search(r":(\d{2,5})\b", text)
         if m:
             port = int(m.group(1))
@@ -95,7 +97,8 @@ class DeadJob:
 
 def dead_jobs(output: str | None) -> list[DeadJob]:
     """Lines where bash reports a job killed (``bash: line 15: 54525 Killed   nohup …``)."""
-    return [DeadJob(int(m.group(1)), m.group(2), m.group(3).strip()) for m in _JOB_DIED.finditer(output or "")]
+    found = _JOB_DIED.finditer(output or "")
+    return [DeadJob(int(m.group(1)), m.group(2), m.group(3).strip()) for m in found]
 
 
 def failure_reason(line: str) -> str:

@@ -15,7 +15,7 @@ def cmd(*argv: str, env: dict[str, str] | None = None, log: str | None = None) -
 @pytest.mark.parametrize(
     ("argv", "kind", "port"),
     [
-        (["/root/ml-env/bin/python3", "-m", "sglang.launch_server", "--model-path", "/m", "--tp", "8"], "sglang", 30000),
+        (["/root/ml-env/bin/python3", "-m", "sglang.launch_server", "--model-path", "/m"], "sglang", 30000),
         (["sglang", "serve", "--port", "30001"], "sglang", 30001),
         (["python3", "-m", "sglang_router.launch_router", "--port", "8000"], "sglang-router", 8000),
         (["vllm", "serve", "meta-llama/Llama-3.1-8B", "--port", "8001"], "vllm", 8001),

@@ -62,30 +62,41 @@ def _names(value: Any) -> tuple[str, ...]:
     return tuple(str(v) for v in value)
 
 
-def _scalar_lines(node: yaml.Node | None) -> list[tuple[int, dict[str, Any]]]:
-    """Each item of the ``events`` sequence with its 1-based line."""
-    out: list[tuple[int, dict[str, Any]]] = []
+def _event_items(node: yaml.Node | None) -> list[tuple[int, Any]]:
+    """Each item of a mapping node's ``events`` sequence, with its 1-based line."""
+    out: list[tuple[int, Any]] = []
     if not isinstance(node, yaml.MappingNode):
         return out
+    loader = yaml.SafeLoader("")
     for key, val in node.value:
         if getattr(key, "value", None) == "events" and isinstance(val, yaml.SequenceNode):
             for item in val.value:
-                out.append((item.start_mark.line + 1, yaml.safe_load(yaml.serialize(item))))
+                out.append((item.start_mark.line + 1, loader.construct_document(item)))
     return out
 
 
-def load(path: Path) -> Session:
-    b = SessionBuilder(path=path, format=NAME)
+def read_yaml(path: Path) -> tuple[yaml.Node | None, Any]:
+    """The composed node tree (for line numbers) and the plain data of a YAML file."""
     try:
         text = path.read_text("utf-8")
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        doc = yaml.safe_load(text)
+        return yaml.compose(text, Loader=yaml.SafeLoader), yaml.safe_load(text)
     except UnicodeDecodeError as exc:
         raise IngestError(path, f"invalid UTF-8 at byte {exc.start}") from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise IngestError(path, f"not valid YAML: {getattr(exc, 'problem', exc)}",
                           line=mark.line + 1 if mark else None) from exc
+
+
+def load(path: Path) -> Session:
+    root, doc = read_yaml(path)
+    return session_from_node(path, root, doc)
+
+
+def session_from_node(path: Path, node: yaml.Node | None, doc: Any) -> Session:
+    """A session from one fixture mapping: a whole file, or one case of a rule-cases file (whose
+    events then carry the cases file's line numbers)."""
+    b = SessionBuilder(path=path, format=NAME)
     if not isinstance(doc, dict) or not isinstance(doc.get("events"), list):
         raise IngestError(path, "a session fixture needs a top-level `events:` list")
     b.session.update(
@@ -98,7 +109,7 @@ def load(path: Path) -> Session:
                      else doc.get("start"))
     step = timedelta(seconds=float(doc.get("step", 30)))
     clock = start
-    for line, item in _scalar_lines(root):
+    for line, item in _event_items(node):
         b.records += 1
         if not isinstance(item, dict):
             b.diag("error", "event must be a mapping like `- user: …`", line)

@@ -240,13 +240,16 @@ def as_list(value: Any) -> list[Any]:
 _EXIT_LINE = re.compile(
     r"^\W*(?:exit[ _]code|exit status|return[ _]?code|process exited with code)\W*(-?\d+)\W*$", re.I
 )
-_EXTRA_SHELL_TOOLS = frozenset({"run_terminal_cmd", "exec", "execute", "bash_tool", "run_bash"})
-"""Shell tools of harnesses that ``categorize()`` does not know by name."""
+_EXTRA_CATEGORIES = {
+    **dict.fromkeys(["run_terminal_cmd", "exec", "execute", "bash_tool", "run_bash"], "shell"),
+    **dict.fromkeys(["str_replace_based_edit_tool", "text_editor"], "file"),
+}
+"""Tools of API-level harnesses that ``categorize()`` does not know by name."""
 
 
 def tool_category(name: str) -> str:
-    """``categorize()`` plus the shell tool names generic message dumps use."""
-    return "shell" if name.lower() in _EXTRA_SHELL_TOOLS else categorize(name)
+    """``categorize()`` plus the tool names generic message dumps use."""
+    return _EXTRA_CATEGORIES.get(name.lower()) or categorize(name)
 
 
 def shell_command(args: dict[str, Any]) -> str | None:
@@ -475,5 +478,7 @@ def load(path: Path) -> Session:
     b.session.update(model=model, session_id=str(sid) if sid is not None else None,
                      agent=meta.get("agent") if isinstance(meta.get("agent"), str) else None)
     messages = complete_items(doc, messages, b)
+    if meta.get("system"):  # an Anthropic request body keeps the system prompt beside the messages
+        b.add(SystemEvent(subtype="prompt", text=text_of(meta["system"])))
     MessageReader(b, model=model).read(enumerate(messages, start=1))
     return b.build()

@@ -9,10 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from analyzer.events import Session
-from analyzer.ingest import fixture
+from analyzer.ingest import chat, claude_code, fixture, gemini, openhands, swe_agent
 from analyzer.ingest.base import FormatModule, IngestError, read_head
 
-FORMATS: dict[str, FormatModule] = {m.NAME: m for m in (fixture,)}
+FORMATS: dict[str, FormatModule] = {
+    m.NAME: m for m in (fixture, claude_code, gemini, openhands, swe_agent, chat)
+}
 
 
 def detect(path: str | Path) -> tuple[FormatModule, str]:

@@ -115,31 +115,84 @@ def iter_jsonl(
     """Stream a JSONL file: one parsed value per good line; bad lines become diagnostics.
 
     Reads in binary line by line, so a 500 MB file is never held whole, and invalid UTF-8 or
-    binary junk on one line does not stop the next.
+    binary junk on one line does not stop the next. A line is never read past
+    ``MAX_LINE_BYTES``: a longer one is drained in chunks and reported. A line with a few bytes
+    of invalid UTF-8 is still read (bytes replaced by U+FFFD, with a warning) because losing a
+    whole tool result to one bad byte loses more than it protects. A run of binary lines is
+    reported once, at its first line.
     """
+    binary_run: list[int] = []  # [first line, count] of the current run of binary lines
+
+    def flush_binary() -> None:
+        if binary_run:
+            first, count = binary_run
+            extent = f" ({count} lines)" if count > 1 else ""
+            builder.diag(Level.error, f"binary data, not JSON{extent}; skipped", first, file)
+            binary_run.clear()
+
     with path.open("rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
+        readline = fh.readline
+        lineno = 0
+        while raw := readline(MAX_LINE_BYTES + 1):
+            lineno += 1
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                size = len(raw)
+                while not raw.endswith(b"\n"):  # drain the rest of the line without holding it
+                    raw = readline(1 << 20)
+                    if not raw:
+                        break
+                    size += len(raw)
+                builder.records += 1
+                flush_binary()
+                builder.diag(
+                    Level.error, f"line of {size // 2**20} MiB skipped (over the "
+                    f"{MAX_LINE_BYTES // 2**20} MiB limit)", lineno, file,
+                )
+                continue
             if not raw.strip():
                 continue
             builder.records += 1
-            if len(raw) > MAX_LINE_BYTES:
-                builder.diag(
-                    Level.error, f"line of {len(raw) // 2**20} MiB skipped (over the limit)",
-                    lineno, file,
-                )
-                continue
             try:
                 value = orjson.loads(raw)
             except orjson.JSONDecodeError as exc:
-                builder.diag(Level.error, describe_bad_line(raw, exc, at_eof=not raw.endswith(b"\n")),
-                             lineno, file)
+                reason = describe_bad_line(raw, exc, at_eof=not raw.endswith(b"\n"))
+                if reason.startswith("binary data"):
+                    if binary_run:
+                        binary_run[1] += 1
+                    else:
+                        binary_run.extend((lineno, 1))
+                    continue
+                flush_binary()
+                if reason.startswith("invalid UTF-8"):
+                    try:
+                        value = orjson.loads(raw.decode("utf-8", "replace"))
+                    except orjson.JSONDecodeError:
+                        pass
+                    else:
+                        builder.diag(Level.warning, reason.replace("line skipped", "read with the bad "
+                                     "bytes replaced by U+FFFD"), lineno, file)
+                        yield Record(lineno, value)
+                        continue
+                builder.diag(Level.error, reason, lineno, file)
                 continue
+            flush_binary()
             yield Record(lineno, value)
+    flush_binary()
+
+
+def _looks_binary(raw: bytes) -> bool:
+    """Mostly control bytes or undecodable bytes: not a damaged text line but something else."""
+    sample = raw[:4096]
+    if b"\x00" in sample:
+        return True
+    text = sample.decode("utf-8", "replace")
+    odd = sum(1 for ch in text if ch == "\ufffd" or (ord(ch) < 32 and ch not in "\t\r\n"))
+    return odd >= max(2, len(text) // 10)
 
 
 def describe_bad_line(raw: bytes, exc: Exception, at_eof: bool) -> str:
     """A short reason for a line that is not JSON: truncated, invalid UTF-8, binary, or syntax."""
-    if b"\x00" in raw[:4096] or sum(b < 9 for b in raw[:512]) > 8:
+    if _looks_binary(raw):
         return "binary data, not a JSON line; skipped"
     try:
         raw.decode("utf-8")

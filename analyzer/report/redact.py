@@ -1,0 +1,65 @@
+"""Secret redaction for everything a report shows from a transcript.
+
+Reports redact by default; each kind found is listed in the report so a reader knows what was
+hidden and why. Patterns follow the providers' documented token formats.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+_RULES: list[tuple[str, re.Pattern[str], int]] = [
+    # (kind, pattern, group to replace: 0 = whole match)
+    ("private key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)"), 0),
+    ("Anthropic API key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{20,}"), 0),
+    ("OpenAI API key", re.compile(r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,}"), 0),
+    ("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"), 0),
+    ("AWS access key", re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"), 0),
+    ("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}"), 0),
+    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"), 0),
+    ("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), 0),
+    ("Stripe key", re.compile(r"\b[sr]k_(?:live|test)_[A-Za-z0-9]{20,}"), 0),
+    ("JWT", re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"), 0),
+    ("Authorization header", re.compile(r"(?i)(\bauthorization\s*[:=]\s*(?:bearer|basic|token)?\s*)([^\s'\"\\]+)"), 2),
+    ("password in URL", re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@'\"]+:)([^@\s/'\"]+)(@)"), 2),
+    ("secret variable", re.compile(
+        r"(?i)(\b[A-Z0-9_]*(?:API_KEY|_KEY|TOKEN|SECRET|PASSWORD|PASSWD)[A-Z0-9_]*\s*=\s*['\"]?)([^\s'\"]{4,})"), 2),
+    ("secret flag", re.compile(
+        r"(?i)(--(?:api-key|token|password|secret|hf-token)[= ]['\"]?)([^\s'\"]{4,})"), 2),
+]
+
+MASK = "[REDACTED]"
+
+
+@dataclass
+class Redactor:
+    """Redacts text and counts what it hid, by kind."""
+
+    enabled: bool = True
+    found: Counter[str] = field(default_factory=Counter)
+
+    def __call__(self, text: str | None) -> str:
+        if not text or not self.enabled:
+            return text or ""
+        for kind, pattern, group in _RULES:
+            if group == 0:
+                text, n = pattern.subn(MASK, text)
+            else:
+                text, n = pattern.subn(lambda m, g=group: _replace_group(m, g), text)
+            if n:
+                self.found[kind] += n
+        return text
+
+    def kinds(self) -> list[tuple[str, int]]:
+        return sorted(self.found.items())
+
+
+def _replace_group(m: re.Match[str], group: int) -> str:
+    if m.group(group) == MASK:
+        return m.group(0)
+    start, end = m.span(group)
+    base = m.start(0)
+    whole = m.group(0)
+    return whole[: start - base] + MASK + whole[end - base:]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
 
 _RULES: list[tuple[str, re.Pattern[str], int]] = [
     # (kind, pattern, group to replace: 0 = whole match)
@@ -47,7 +48,7 @@ class Redactor:
             if group == 0:
                 text, n = pattern.subn(MASK, text)
             else:
-                text, n = pattern.subn(lambda m, g=group: _replace_group(m, g), text)
+                text, n = pattern.subn(partial(_replace_group, group=group), text)
             if n:
                 self.found[kind] += n
         return text

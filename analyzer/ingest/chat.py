@@ -206,15 +206,27 @@ def load_document(path: Path, builder: SessionBuilder) -> Prefix:
         error = exc
     except RecursionError:
         raise IngestError(path, "JSON nested too deeply to read") from None
-    salvaged = json_prefix(text[: error.pos])
-    if salvaged is None or not isinstance(salvaged.value, dict | list):
+    salvaged = json_prefix(text)  # a document cut off at its end reads up to the cut
+    what = "cut off"
+    if salvaged is None or salvaged.complete:
+        salvaged = json_prefix(text[: error.pos])  # a broken one up to the break
+        what = "broken"
+    if salvaged is None or not _read_something(salvaged, salvaged.value):
         raise IngestError(path, f"not valid JSON ({error.msg})", line=error.lineno)
-    what = "cut off" if error.pos >= len(text.rstrip()) else "broken"
     builder.diag(Level.error, f"JSON document {what} at line {error.lineno} column {error.colno} "
                  f"({error.msg}); records before it were read, the rest is lost", error.lineno)
     salvaged.complete = False
     salvaged.cut.add(id(salvaged.value))
     return salvaged
+
+
+def _read_something(doc: Prefix, value: Any) -> bool:
+    """A salvaged value holds at least one whole record (list item) or field (object value)."""
+    if isinstance(value, list):
+        return any(not doc.is_cut(item) for item in value)
+    if isinstance(value, dict):
+        return any(not doc.is_cut(v) or _read_something(doc, v) for v in value.values())
+    return False
 
 
 def complete_items(doc: Prefix, items: list[Any], builder: SessionBuilder) -> list[Any]:

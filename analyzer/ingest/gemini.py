@@ -143,7 +143,7 @@ def _stream_reason(head: bytes) -> str | None:
         try:
             value = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            return None
+            continue  # a broken line is reported by load(); the others decide
         if not isinstance(value, dict) or value.get("type") not in STREAM_TYPES:
             return None
         kind = value["type"]

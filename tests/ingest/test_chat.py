@@ -1,0 +1,141 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from analyzer.events import AssistantEvent, Level, SystemEvent, ToolEvent, UserEvent
+from analyzer.ingest import IngestError, chat, load
+from analyzer.ingest.chat import exit_code_in, json_prefix
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "chat"
+
+
+def tools(session_events: list[object]) -> list[ToolEvent]:
+    return [e for e in session_events if isinstance(e, ToolEvent)]
+
+
+def test_openai_tool_calls_pair_with_tool_messages_by_id() -> None:
+    s = load(FIXTURES / "openai-uvicorn-lifecycle.json")
+    assert s.format == "chat" and s.agent is None
+    assert [e.kind for e in s.events] == [
+        "system", "user", "assistant", "tool", "tool", "tool", "assistant", "user", "tool", "tool", "assistant"]
+    assert s.counts.records == 14 and s.counts.skipped == 0 and not s.diagnostics
+    system = s.events[0]
+    assert isinstance(system, SystemEvent) and system.subtype == "prompt" and "Never leave" in system.text
+    launch, curl, tail, kill, check = tools(s.events)
+    assert launch.command == "nohup uvicorn app:app --host 0.0.0.0 --port 8000 > uvicorn.log 2>&1 &"
+    assert (launch.ref, launch.line, launch.result_line, launch.output) == ("call_Q1aT7mLxw2", 3, 4, "[1] 48211")
+    # parallel calls keep their call order; each gets the tool message with its id, not the next one
+    assert (curl.ref, curl.line, curl.result_line, curl.output) == ("call_Hc81pZ0vRe", 5, 7, '{"status":"ok"}')
+    assert (tail.ref, tail.result_line) == ("call_Lg4kNw93Ud", 6)
+    assert "Uvicorn running on http://0.0.0.0:8000" in (tail.output or "")
+    assert kill.command == "kill 48211" and kill.output == "" and kill.exit_code is None
+    # legacy function_call / function message: no id, paired by order and name
+    assert check.ref is None and (check.line, check.result_line) == (12, 13)
+    assert check.command == "curl -s http://localhost:8000/health" and check.exit_code == 7
+    assert all(t.category == "shell" and t.name == "bash" and t.ts is None for t in tools(s.events))
+    assert [e.index for e in s.events] == list(range(len(s.events)))
+
+
+def test_anthropic_tool_use_pairs_with_tool_result_blocks() -> None:
+    s = load(FIXTURES / "anthropic-vllm-restart.json")
+    assert s.model == "claude-sonnet-4-5"
+    kinds = [e.kind for e in s.events]
+    assert kinds == ["system", "user", "assistant", "tool", "assistant", "tool", "tool", "tool", "user", "tool",
+                     "assistant"]
+    prompt, first_said = s.events[0], s.events[2]
+    assert isinstance(prompt, SystemEvent) and prompt.line is None and prompt.text == "You operate the team's GPU box."
+    assert isinstance(first_said, AssistantEvent) and first_said.model == "claude-sonnet-4-5"
+    assert first_said.thinking == "Find the running server first, then stop it and relaunch."
+    pgrep, restart, view, probe, wait = tools(s.events)
+    assert (pgrep.ref, pgrep.line, pgrep.result_line, pgrep.is_error) == ("toolu_01A9fKq2", 2, 3, False)
+    assert restart.command is not None and restart.command.startswith("kill 73110 && sleep 5 && nohup vllm serve")
+    # results arrive in the other order in one user message: matched by tool_use_id
+    assert restart.output == "" and view.output == "VLLM_GPU_MEMORY_UTILIZATION=0.9"
+    assert view.category == "file" and view.command is None and view.input["path"] == "/etc/vllm/serve.env"
+    assert (probe.is_error, probe.exit_code, probe.result_line) == (True, 7, 7)
+    told = s.events[8]
+    assert isinstance(told, UserEvent) and told.line == 7 and told.text.startswith("It takes a minute")
+    assert wait.output is not None and "Qwen/Qwen2.5-7B-Instruct" in wait.output
+
+
+def write(tmp_path: Path, value: object, name: str = "dump.json") -> Path:
+    p = tmp_path / name
+    p.write_text(json.dumps(value))
+    return p
+
+
+def test_bad_messages_become_diagnostics_and_the_rest_loads(tmp_path: Path) -> None:
+    p = write(tmp_path, [
+        {"role": "user", "content": "start it"},
+        "not a message",
+        {"role": "narrator", "content": "meanwhile"},
+        {"role": "assistant", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "shell", "arguments": "{\"cmd\": [\"ls\", \"-la\"]}"}},
+            {"id": "c2", "type": "function", "function": {"name": "bash", "arguments": "{not json"}}]},
+        {"role": "tool", "tool_call_id": "c9", "content": "stray"},
+        {"role": "tool", "tool_call_id": "c1", "content": "total 0"},
+    ])
+    s = load(p)
+    assert [(d.level, d.line) for d in s.diagnostics] == [
+        (Level.error, 2), (Level.warning, 3), (Level.warning, 4), (Level.warning, 5)]
+    assert "not an object" in s.diagnostics[0].message and "c9" in s.diagnostics[3].message
+    ls, broken = tools(s.events)
+    assert ls.command == "ls -la" and ls.output == "total 0" and ls.result_line == 6
+    assert broken.input == {"arguments": "{not json"} and broken.command is None and broken.output is None
+    assert s.counts.records == 6 and s.counts.skipped == 1
+
+
+def test_a_cut_off_document_keeps_the_messages_before_the_cut(tmp_path: Path) -> None:
+    text = json.dumps({"messages": [
+        {"role": "user", "content": "restart the worker"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash",
+                                           "input": {"command": "systemctl restart worker"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "done"}]},
+    ]})
+    p = tmp_path / "cut.json"
+    p.write_text(text[: text.rindex("done") + 2])  # the writer died inside the last message
+    s = load(p, format="chat")
+    assert [e.kind for e in s.events] == ["user", "tool"]
+    (restart,) = tools(s.events)
+    assert restart.command == "systemctl restart worker" and restart.output is None
+    assert len(s.diagnostics) == 1 and s.diagnostics[0].level is Level.error
+    assert "cut off" in s.diagnostics[0].message and s.counts.records == 3
+
+
+def test_not_json_at_all_is_one_clear_error(tmp_path: Path) -> None:
+    p = tmp_path / "x.json"
+    p.write_text("[{'role': 'user'}]")
+    with pytest.raises(IngestError, match="not valid JSON"):
+        load(p, format="chat")
+
+
+@pytest.mark.parametrize(("head", "found"), [
+    (b'[{"role": "system", "content": "You are', True),
+    (b'{"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}', True),
+    (b'[{"info": {"role": "user"}, "parts": []}]', False),  # opencode export: role is not top-level
+    (b'{"type":"user","message":{"role":"user","content":"hi"}}\n', False),  # Claude Code line
+    (b'{"trajectory": [], "history": [{"role": "system", "content": ""}]}', False),  # SWE-agent
+    (b'[{"id": 0, "source": "user", "action": "message"}]', False),  # OpenHands
+])
+def test_detect_reads_the_first_message_from_the_head(tmp_path: Path, head: bytes, found: bool) -> None:
+    assert bool(chat.detect(tmp_path / "any", head)) is found
+
+
+def test_json_prefix_reads_a_cut_off_head() -> None:
+    doc = json_prefix(b'{"messages": [{"role": "user", "content": "a"}, {"role": "assis')
+    assert doc is not None and not doc.complete
+    messages = doc.value["messages"]
+    assert messages[0] == {"role": "user", "content": "a"} and doc.is_cut(messages) and doc.is_cut(messages[1])
+    assert not doc.is_cut(messages[0])
+    assert json_prefix(b"plain text") is None
+
+
+@pytest.mark.parametrize(("output", "code"), [
+    ("curl: (7) Failed to connect\nexit code: 7", 7), ("Exit code: 0", 0), ("[exit_code=137]", 137),
+    ("listening on 8000", None), ("the exit code 3 is mentioned in prose here", None), (None, None),
+])
+def test_exit_code_only_from_a_line_of_its_own(output: str | None, code: int | None) -> None:
+    assert exit_code_in(output) == code

@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from analyzer.events import AssistantEvent, Level, ToolEvent, UserEvent
+from analyzer.ingest import detect, load
+
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "openhands" / "http-server-trajectory.json"
+
+
+def test_trajectory_events_in_order_with_ids_and_lines() -> None:
+    s = load(FIXTURE)
+    assert (s.format, s.agent, s.model, s.cwd) == ("openhands", "openhands", "claude-sonnet-4-20250514",
+                                                    "/workspace/site")
+    assert [e.kind for e in s.events] == [
+        "user", "assistant", "tool", "assistant", "tool", "assistant", "tool", "tool", "tool", "assistant",
+        "user", "assistant", "tool", "assistant"]
+    # 20 records: 14 events' records + 4 state changes/null observations skipped; 6 observations paired
+    assert (s.counts.records, s.counts.skipped) == (20, 4) and not s.diagnostics
+    first = s.events[0]
+    assert isinstance(first, UserEvent) and first.ref == "1" and first.line == 2
+    assert first.ts == datetime(2025, 6, 3, 10, 12, 9, 930214, tzinfo=UTC)  # naive ISO read as UTC
+    said = s.events[1]
+    assert isinstance(said, AssistantEvent) and said.text == "I'll serve the site with Python's built-in HTTP server:"
+
+
+def test_foreground_server_that_keeps_running_is_a_background_task() -> None:
+    s = load(FIXTURE)
+    serve, poll, ctrl_c, launch, curl, kill = [e for e in s.events if isinstance(e, ToolEvent)]
+    assert serve.command == "cd /workspace/site && python3 -m http.server 8000"
+    assert (serve.ref, serve.line, serve.result_ref, serve.result_line) == ("3", 4, "4", 5)
+    assert serve.exit_code is None and serve.background and serve.task_id == "3"
+    assert serve.output == "Serving HTTP on 0.0.0.0 port 8000 (http://0.0.0.0:8000/) ..."
+    # the empty command polls the running server; C-c stops it
+    assert (poll.category, poll.command, poll.task_id) == ("task_output", None, "3")
+    assert (ctrl_c.category, ctrl_c.task_id, ctrl_c.exit_code, ctrl_c.is_error) == ("task_stop", "3", 130, True)
+    assert ctrl_c.result_ts == datetime(2025, 6, 3, 10, 13, 20, 702884, tzinfo=UTC)
+    assert launch.command == "nohup python3 -m http.server 8000 > /tmp/http.log 2>&1 &"
+    assert (launch.exit_code, launch.background, launch.output, launch.cwd) == (0, False, "[1] 3107",
+                                                                               "/workspace/site")
+    assert (curl.output, curl.exit_code, curl.is_error) == ("200", 0, False)
+    assert kill.command == "kill 3107" and kill.category == "shell" and kill.task_id is None
+
+
+def test_user_terminal_commands_orphans_and_junk(tmp_path: Path) -> None:
+    events = [
+        {"id": 1, "timestamp": "2025-06-03T10:00:00", "source": "user", "action": "run",
+         "args": {"command": "systemctl restart nginx", "is_input": False}},
+        {"id": 2, "timestamp": "2025-06-03T10:00:01", "source": "user", "cause": 1, "observation": "run",
+         "content": "", "extras": {"metadata": {"exit_code": 0}}},
+        {"id": 3, "timestamp": "2025-06-03T10:00:02", "source": "agent", "cause": 99, "observation": "run",
+         "content": "orphan", "extras": {"metadata": {"exit_code": 0}}},
+        ["not", "an", "event"],
+        {"id": 5, "timestamp": "2025-06-03T10:00:03", "source": "agent", "observation": "error",
+         "content": "Agent got stuck in a loop", "extras": {}},
+    ]
+    p = tmp_path / "traj.json"
+    p.write_text(json.dumps(events))
+    assert detect(p)[0].NAME == "openhands"
+    s = load(p)
+    user_run = s.events[0]
+    assert isinstance(user_run, ToolEvent) and user_run.by_user and user_run.exit_code == 0
+    assert user_run.command == "systemctl restart nginx"
+    assert [(d.level, d.line) for d in s.diagnostics] == [(Level.warning, 3), (Level.error, 4)]
+    assert "cause 99" in s.diagnostics[0].message
+    assert s.events[-1].kind == "system" and s.counts.records == 5

@@ -1,0 +1,642 @@
+"""opencode sessions (sst/opencode, anomalyco/opencode): a session is messages, a message is parts.
+
+Inputs, all read into the same events:
+
+* ``opencode export <id>`` JSON ``{info, messages: [{info, parts}]}``;
+* a bare messages array ``[{info, parts}]`` (share pages, viewers);
+* the JSON storage folder (``~/.local/share/opencode/storage``, through early 2026):
+  ``session/<projectID>/<sessionID>.json``, ``message/<sessionID>/<messageID>.json``,
+  ``part/<messageID>/<partID>.json``. Give the storage root (or the data folder holding
+  ``storage/``) to load the most recently updated top-level session, or a
+  ``session/<projectID>/<sessionID>.json`` file or a ``message/<sessionID>/`` folder to load that
+  session;
+* the SQLite database ``opencode.db`` (2026+; tables ``session``, ``message``, ``part`` whose
+  ``data`` column holds the JSON minus ids): ``load()`` reads the most recently updated top-level
+  session. ``list_sessions()`` lists every session of a database or storage folder and
+  ``load_session()`` reads any one of them (for batch runs).
+
+A session info file with no messages around it is an ``IngestError``: there is nothing to analyze.
+
+What becomes what: text parts of user messages are UserEvents (``synthetic`` ones, injected by
+opencode, and a sub-agent's prompt have origin ``meta``), text parts of assistant messages are AssistantEvents carrying the
+message's preceding ``reasoning`` parts as ``thinking``; a tool part (call and result in one
+object) is a ToolEvent with ``ref`` = ``callID``: bash ``state.input.command``, ``state.output``,
+``state.metadata.exit``; status ``error`` is ``is_error``; tool ``task`` starts a sub-agent (its
+child session id is ``task_id``). A bash part after the synthetic "The following tool was executed
+by the user" message is the user's own ``!cmd`` (``by_user``). An aborted assistant message is a user
+interrupt. Times are epoch milliseconds. ``line`` is the 1-based message number (export, array,
+database); in the storage layout ``source`` is the part file. Child sessions (sub-agents) found in a
+storage folder or database follow the ``task`` call that started them, with ``agent`` = the child
+session id.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+import orjson
+
+from analyzer.events import AssistantEvent, Level, Session, SystemEvent, ToolEvent, UserEvent
+from analyzer.ingest.base import HEAD_BYTES, IngestError, SessionBuilder, categorize, parse_ts
+
+NAME = "opencode"
+DESCRIPTION = "opencode: `opencode export` JSON, [{info, parts}] arrays, the storage folder, opencode.db"
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+USER_SHELL_MARKER = "The following tool was executed by the user"
+"""The synthetic user text opencode writes before a bash part the user ran with ``!``."""
+
+_EXPORT_HEAD = re.compile(rb'^\s*\{\s*"info"\s*:\s*\{')
+_ARRAY_HEAD = re.compile(rb'^\s*\[\s*\{\s*"info"\s*:\s*\{')
+_SESSION_ID = re.compile(rb'"(?:id|sessionID)"\s*:\s*"ses_')
+_INFO_HEAD = re.compile(rb'^\s*\{\s*"id"\s*:\s*"ses_')
+_TASK_ID = re.compile(r"task_id:\s*(ses_\w+)")
+_INTERRUPTED = re.compile(
+    r"\(Command was aborted\)|User aborted the command|\(Command timed out after|"
+    r"terminated command after exceeding timeout|Tool execution (?:was )?(?:aborted|interrupted)",
+    re.I,
+)
+_SKIPPED_PARTS = frozenset({"step-start", "step-finish", "snapshot", "patch", "file", "agent", "subtask",
+                            "retry"})
+
+
+# ------------------------------------------------------------------------------------- input model
+
+@dataclass
+class Part:
+    data: dict[str, Any]
+    source: str | None = None
+    """The part's own file (storage layout)."""
+
+
+@dataclass
+class Message:
+    info: dict[str, Any]
+    parts: list[Part]
+    line: int | None = None
+    """1-based message number (export, array, database)."""
+    source: str | None = None
+    """The message's own file (storage layout)."""
+
+
+@dataclass(frozen=True)
+class SessionRef:
+    """One session of a database or storage folder, for choosing which to load."""
+
+    id: str
+    title: str | None
+    parent_id: str | None
+    updated: datetime | None
+    directory: str | None
+
+
+class _Store(Protocol):
+    """Where sessions come from (a file, a storage folder, a database)."""
+
+    def infos(self) -> list[dict[str, Any]]: ...
+
+    def messages(self, session_id: str, b: SessionBuilder) -> list[Message]: ...
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _ref(info: dict[str, Any]) -> SessionRef:
+    t = _dict(info.get("time"))
+    return SessionRef(str(info.get("id")), info.get("title"), info.get("parentID"),
+                      parse_ts(t.get("updated") or t.get("created")), info.get("directory"))
+
+
+def _loads(raw: bytes | str) -> Any:
+    return orjson.loads(raw)
+
+
+# ----------------------------------------------------------------------------------------- stores
+
+@dataclass
+class _JsonStore:
+    """An export or a bare messages array: one session, no sub-agent sessions."""
+
+    info: dict[str, Any]
+    raw_messages: list[Any]
+    path: Path
+
+    def infos(self) -> list[dict[str, Any]]:
+        return [self.info]
+
+    def messages(self, session_id: str, b: SessionBuilder) -> list[Message]:
+        if session_id != self.info.get("id"):
+            return []
+        out: list[Message] = []
+        for n, m in enumerate(self.raw_messages, start=1):
+            b.records += 1
+            if not isinstance(m, dict) or not isinstance(m.get("info"), dict):
+                b.diag(Level.error, "message is not an object with `info`; skipped", n)
+                continue
+            parts = m.get("parts")
+            if not isinstance(parts, list):
+                b.diag(Level.warning, "message without a `parts` list", n)
+                parts = []
+            good: list[Part] = []
+            for p in parts:
+                if isinstance(p, dict):
+                    good.append(Part(p))
+                else:
+                    b.records += 1
+                    b.diag(Level.error, "part is not an object; skipped", n)
+            out.append(Message(m["info"], good, line=n))
+        return out
+
+
+@dataclass
+class _StorageStore:
+    """The JSON storage folder: ``session/``, ``message/``, ``part/``."""
+
+    root: Path
+    _infos: list[dict[str, Any]] | None = None
+    files: dict[str, Path] = field(default_factory=dict)
+
+    def _read(self, path: Path, b: SessionBuilder | None) -> dict[str, Any] | None:
+        try:
+            value = _loads(path.read_bytes())
+        except (OSError, orjson.JSONDecodeError) as exc:
+            if b is not None:
+                b.diag(Level.error, f"unreadable JSON file ({str(exc).splitlines()[0]}); skipped",
+                       file=str(path))
+            return None
+        if not isinstance(value, dict):
+            if b is not None:
+                b.diag(Level.error, "file does not hold a JSON object; skipped", file=str(path))
+            return None
+        return value
+
+    def infos(self) -> list[dict[str, Any]]:
+        if self._infos is None:
+            self._infos = []
+            for f in sorted((self.root / "session").glob("*/ses_*.json")):
+                info = self._read(f, None)
+                if info is not None and isinstance(info.get("id"), str):
+                    self.files[info["id"]] = f
+                    self._infos.append(info)
+            known = {i["id"] for i in self._infos}
+            for d in sorted((self.root / "message").glob("ses_*")):  # messages whose info is gone
+                if d.is_dir() and d.name not in known:
+                    self._infos.append({"id": d.name})
+        return self._infos
+
+    def messages(self, session_id: str, b: SessionBuilder) -> list[Message]:
+        if session_id in self.files:
+            b.sources.append(str(self.files[session_id]))
+        out: list[Message] = []
+        for f in sorted((self.root / "message" / session_id).glob("*.json")):
+            b.records += 1
+            b.sources.append(str(f))
+            info = self._read(f, b)
+            if info is None:
+                continue
+            parts: list[Part] = []
+            for pf in sorted((self.root / "part" / str(info.get("id", f.stem))).glob("*.json")):
+                b.sources.append(str(pf))
+                data = self._read(pf, b)
+                if data is None:
+                    b.records += 1
+                    continue
+                parts.append(Part(data, source=str(pf)))
+            out.append(Message(info, parts, source=str(f)))
+        return out
+
+
+@dataclass
+class _DbStore:
+    """``opencode.db``: message and part rows hold their JSON in ``data``, minus the ids."""
+
+    path: Path
+
+    def _connect(self) -> sqlite3.Connection:
+        con = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
+        con.row_factory = sqlite3.Row
+        return con
+
+    def infos(self) -> list[dict[str, Any]]:
+        with self._connect() as con:
+            rows = con.execute("SELECT * FROM session").fetchall()
+        out = []
+        for row in rows:
+            r = dict(row)
+            info: dict[str, Any] = {}
+            if isinstance(r.get("data"), str | bytes):  # a layout that kept the whole info as JSON
+                try:
+                    data = _loads(r["data"])
+                    info.update(data if isinstance(data, dict) else {})
+                except orjson.JSONDecodeError:
+                    pass
+            info.update({
+                "id": r.get("id"), "projectID": r.get("project_id"), "parentID": r.get("parent_id"),
+                "directory": r.get("directory"), "title": r.get("title"), "version": r.get("version"),
+                "time": {"created": r.get("time_created"), "updated": r.get("time_updated")},
+            })
+            if isinstance(r.get("model"), str):
+                with contextlib.suppress(orjson.JSONDecodeError):
+                    info["model"] = _loads(r["model"])
+            out.append({k: v for k, v in info.items() if v is not None})
+        return out
+
+    def messages(self, session_id: str, b: SessionBuilder) -> list[Message]:
+        with self._connect() as con:
+            msgs = con.execute(
+                "SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id", (session_id,)
+            ).fetchall()
+            parts = con.execute(
+                "SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id",
+                (session_id,),
+            ).fetchall()
+        by_message: dict[str, list[Part]] = {}
+        lines = {row["id"]: n for n, row in enumerate(msgs, start=1)}
+        for row in parts:
+            try:
+                data = _loads(row["data"])
+            except orjson.JSONDecodeError:
+                b.records += 1
+                b.diag(Level.error, f"part {row['id']}: data is not valid JSON; skipped",
+                       lines.get(row["message_id"]))
+                continue
+            if isinstance(data, dict):
+                data.update(id=row["id"], messageID=row["message_id"], sessionID=session_id)
+                by_message.setdefault(row["message_id"], []).append(Part(data))
+        out = []
+        for n, row in enumerate(msgs, start=1):
+            b.records += 1
+            try:
+                info = _loads(row["data"])
+            except orjson.JSONDecodeError:
+                b.diag(Level.error, f"message {row['id']}: data is not valid JSON; skipped", n)
+                continue
+            if isinstance(info, dict):
+                info.update(id=row["id"], sessionID=session_id)
+                out.append(Message(info, by_message.get(row["id"], []), line=n))
+        return out
+
+
+# -------------------------------------------------------------------------------------- detection
+
+def _is_db(head: bytes) -> bool:
+    return head.startswith(SQLITE_MAGIC)
+
+
+def _db_tables(path: Path) -> set[str]:
+    try:
+        con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            return {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return set()
+
+
+def _storage_root(path: Path) -> tuple[Path, str | None] | None:
+    """(storage root, session id to load or None for the latest) for a folder or session file."""
+    def is_root(p: Path) -> bool:
+        return (p / "session").is_dir() and (p / "message").is_dir()
+
+    if path.is_dir():
+        if is_root(path):
+            return path, None
+        if is_root(path / "storage"):
+            return path / "storage", None
+        if path.name.startswith("ses_") and path.parent.name == "message" and is_root(path.parent.parent):
+            return path.parent.parent, path.name
+        return None
+    if path.suffix == ".json" and path.parent.parent.name == "session" and is_root(path.parent.parent.parent):
+        return path.parent.parent.parent, path.stem
+    return None
+
+
+def _looks_like_export(head: bytes, whole: Any) -> str | None:
+    if isinstance(whole, dict):
+        if isinstance(whole.get("info"), dict) and isinstance(whole.get("messages"), list):
+            return "opencode export: {info, messages: [{info, parts}]}"
+        if str(whole.get("id", "")).startswith("ses_") and "projectID" in whole:
+            return "opencode session info (no messages)"
+        return None
+    if isinstance(whole, list):
+        first = whole[0] if whole else None
+        if isinstance(first, dict) and isinstance(first.get("info"), dict) and "parts" in first:
+            return "opencode messages array: [{info, parts}]"
+        return None
+    # a file longer than the head: judge by its opening
+    if _EXPORT_HEAD.match(head) and _SESSION_ID.search(head):
+        return "opencode export: {info, messages: [{info, parts}]}"
+    if _ARRAY_HEAD.match(head) and _SESSION_ID.search(head) and b'"parts"' in head:
+        return "opencode messages array: [{info, parts}]"
+    if _INFO_HEAD.match(head) and b'"projectID"' in head:
+        return "opencode session info (no messages)"
+    return None
+
+
+def detect(path: Path, head: bytes) -> str | None:
+    if path.is_dir():
+        found = _storage_root(path)
+        return "opencode storage folder (session/, message/, part/)" if found else None
+    if _is_db(head):
+        if {"session", "message", "part"} <= _db_tables(path):
+            return "opencode SQLite database (session, message, part tables)"
+        return None
+    if head.lstrip()[:1] not in (b"{", b"["):
+        return None
+    whole: Any = None
+    if len(head) < HEAD_BYTES:  # the head is the whole file
+        try:
+            whole = _loads(head)
+        except orjson.JSONDecodeError:
+            return None
+    return _looks_like_export(head, whole)
+
+
+# ------------------------------------------------------------------------------------------ events
+
+def _time(d: Any, key: str) -> datetime | None:
+    return parse_ts(d.get(key)) if isinstance(d, dict) else None
+
+
+class _Emitter:
+    """Turns the messages of a session (and its sub-agent sessions) into events."""
+
+    def __init__(self, b: SessionBuilder, store: _Store) -> None:
+        self.b = b
+        self.store = store
+        self.children: dict[str, list[dict[str, Any]]] = {}
+        for info in store.infos():
+            parent = info.get("parentID")
+            if isinstance(parent, str):
+                self.children.setdefault(parent, []).append(info)
+        self.done: set[str] = set()
+
+    def session(self, info: dict[str, Any], agent: str = "main") -> None:
+        sid = str(info.get("id"))
+        self.done.add(sid)
+        user_shell_next = False
+        for msg in self.store.messages(sid, self.b):
+            role = msg.info.get("role")
+            if role == "user":
+                user_shell_next = self.user(msg, agent)
+            elif role == "assistant":
+                self.assistant(msg, agent, by_user=user_shell_next)
+                user_shell_next = False
+            else:
+                self.b.diag(Level.warning, f"message with unknown role {role!r}; skipped", msg.line,
+                            msg.source)
+                self.b.skipped += 1 + len(msg.parts)
+                self.b.records += len(msg.parts)
+        for child in sorted(self.children.get(sid, []), key=lambda i: str(i.get("id"))):
+            if child["id"] not in self.done:  # a sub-agent no task call pointed at
+                self.session(child, agent=str(child["id"]))
+
+    def _common(self, msg: Message, part: Part | None, agent: str) -> dict[str, Any]:
+        source = part.source if part and part.source else msg.source
+        return {"line": msg.line, "source": source, "agent": agent}
+
+    def user(self, msg: Message, agent: str) -> bool:
+        self.b.skipped += 1  # the message header; its parts are the records that become events
+        created = _time(msg.info.get("time"), "created")
+        user_shell = False
+        for part in msg.parts:
+            self.b.records += 1
+            d = part.data
+            kind = d.get("type")
+            if kind == "text":
+                text = str(d.get("text") or "")
+                if d.get("synthetic") and text.strip() == USER_SHELL_MARKER:
+                    user_shell = True
+                # a sub-agent's prompt was written by the parent agent, not typed by the user
+                origin = "meta" if d.get("synthetic") or agent != "main" else "prompt"
+                self.b.add(UserEvent(text=text, origin=origin, ref=d.get("id"), ts=created,
+                                     **self._common(msg, part, agent)))
+            elif kind == "compaction":
+                self.b.add(SystemEvent(subtype="compaction", text="auto" if d.get("auto") else "",
+                                       ref=d.get("id"), ts=created, **self._common(msg, part, agent)))
+            elif kind in _SKIPPED_PARTS:
+                self.b.skipped += 1
+            else:
+                self._unknown_part(msg, part)
+        return user_shell
+
+    def _unknown_part(self, msg: Message, part: Part) -> None:
+        self.b.skipped += 1
+        self.b.diag(Level.info, f"part of unknown type {part.data.get('type')!r} skipped", msg.line,
+                    part.source)
+
+    def assistant(self, msg: Message, agent: str, by_user: bool) -> None:
+        self.b.skipped += 1
+        info = msg.info
+        model = info.get("modelID") or _dict(info.get("model")).get("modelID") or None
+        cwd = _dict(info.get("path")).get("cwd")
+        created = _time(info.get("time"), "created")
+        parts = msg.parts
+        thinking: list[str] = []
+        for i, part in enumerate(parts):
+            self.b.records += 1
+            d = part.data
+            kind = d.get("type")
+            ts = _time(d.get("time"), "start") or created
+            if kind == "reasoning":
+                text = str(d.get("text") or "")
+                if text:
+                    thinking.append(text)
+                later_text = any(p.data.get("type") == "text" for p in parts[i + 1:])
+                if later_text or not thinking:
+                    self.b.skipped += 1
+                    continue
+                # reasoning with no text after it in this message: keep it as a silent turn
+                self.b.add(AssistantEvent(text="", thinking="\n\n".join(thinking), model=model,
+                                          ref=d.get("id"), ts=ts, **self._common(msg, part, agent)))
+                thinking = []
+            elif kind == "text":
+                self.b.add(AssistantEvent(text=str(d.get("text") or ""),
+                                          thinking="\n\n".join(thinking) or None, model=model,
+                                          ref=d.get("id"), ts=ts, **self._common(msg, part, agent)))
+                thinking = []
+            elif kind == "tool":
+                ev = self.tool(msg, part, agent, cwd, by_user)
+                self.b.add(ev)
+                child = self._child(ev.task_id) if ev.category == "subagent" else None
+                if child is not None:
+                    self.session(child, agent=str(child["id"]))
+            elif kind in _SKIPPED_PARTS:
+                self.b.skipped += 1
+            else:
+                self._unknown_part(msg, part)
+        err = _dict(info.get("error"))
+        if err:
+            name = str(err.get("name") or "error")
+            text = str(_dict(err.get("data")).get("message") or err.get("message") or name)
+            done = _time(info.get("time"), "completed") or created
+            if name == "MessageAbortedError":
+                self.b.add(UserEvent(text=f"[{name}] {text}" if text != name else f"[{name}]",
+                                     origin="interrupt", ref=info.get("id"), ts=done,
+                                     **self._common(msg, None, agent)))
+            else:
+                self.b.add(SystemEvent(subtype="api_error", text=f"{name}: {text}", ref=info.get("id"),
+                                       ts=done, **self._common(msg, None, agent)))
+
+    def _child(self, session_id: str | None) -> dict[str, Any] | None:
+        if session_id is None or session_id in self.done:
+            return None
+        for infos in self.children.values():
+            for info in infos:
+                if info.get("id") == session_id:
+                    return info
+        return None
+
+    def tool(self, msg: Message, part: Part, agent: str, cwd: str | None, by_user: bool) -> ToolEvent:
+        d = part.data
+        name = str(d.get("tool") or "?")
+        state = _dict(d.get("state"))
+        status = state.get("status")
+        inp = _dict(state.get("input"))
+        meta = _dict(state.get("metadata")) or _dict(d.get("metadata"))
+        times = state.get("time")
+        ev = ToolEvent(
+            name=name, category=categorize(name), input=inp, ref=d.get("callID") or d.get("id"),
+            ts=_time(times, "start") or _time(msg.info.get("time"), "created"),
+            cwd=inp.get("workdir") or cwd, by_user=by_user, **self._common(msg, part, agent),
+        )
+        if ev.category == "shell" and isinstance(inp.get("command"), str):
+            ev.command = inp["command"]
+        if status == "completed":
+            out = state.get("output")
+            ev.output = out if isinstance(out, str) else meta.get("output")
+            code = meta.get("exit")
+            ev.exit_code = code if isinstance(code, int) else None
+            ev.is_error = ev.exit_code not in (None, 0) if ev.category == "shell" else False
+            ev.result_ts = _time(times, "end")
+        elif status == "error":
+            ev.output = str(state.get("error") or "")
+            ev.is_error = True
+            ev.result_ts = _time(times, "end")
+            code = meta.get("exit")
+            ev.exit_code = code if isinstance(code, int) else None
+        elif status not in ("pending", "running"):
+            self.b.diag(Level.warning, f"tool part with unknown status {status!r}", msg.line, part.source)
+        if ev.output is not None and _INTERRUPTED.search(ev.output):
+            ev.interrupted = True
+        if ev.category == "subagent":
+            sid = meta.get("sessionId") or meta.get("sessionID")
+            if not isinstance(sid, str) and ev.output:
+                m = _TASK_ID.search(ev.output)
+                sid = m.group(1) if m else None
+            ev.task_id = sid if isinstance(sid, str) else None
+        return ev
+
+
+# ---------------------------------------------------------------------------------------- loading
+
+def _open(path: Path) -> tuple[_Store, str | None]:
+    """The store ``path`` names and the session it asks for (None: the most recent)."""
+    found = _storage_root(path)
+    if found is not None:
+        return _StorageStore(found[0]), found[1]
+    if path.is_dir():
+        raise IngestError(path, "not an opencode storage folder (needs session/ and message/)")
+    try:
+        with path.open("rb") as fh:
+            magic = fh.read(len(SQLITE_MAGIC))
+        if magic == SQLITE_MAGIC:
+            if not {"session", "message", "part"} <= _db_tables(path):
+                raise IngestError(path, "SQLite database without opencode's session/message/part tables")
+            return _DbStore(path), None
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise IngestError(path, f"cannot read: {exc.strerror or exc}") from exc
+    try:
+        doc = _loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise IngestError(path, f"not valid JSON ({str(exc).splitlines()[0]})",
+                          line=getattr(exc, "lineno", None)) from exc
+    if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
+        info = _dict(doc.get("info"))
+        if not info.get("id"):
+            info = {**info, "id": _first_session_id(doc["messages"]) or "?"}
+        return _JsonStore(info, doc["messages"], path), str(info["id"])
+    if isinstance(doc, list):
+        sid = _first_session_id(doc) or "?"
+        return _JsonStore({"id": sid}, doc, path), sid
+    if isinstance(doc, dict) and str(doc.get("id", "")).startswith("ses_"):
+        raise IngestError(
+            path, f"opencode session info without messages (session {doc['id']}): export the session "
+            f"with `opencode export {doc['id']}`, or give the storage folder or opencode.db it came from",
+        )
+    raise IngestError(path, "not an opencode export, messages array, storage folder or database")
+
+
+def _first_session_id(messages: list[Any]) -> str | None:
+    for m in messages:
+        sid = _dict(_dict(m).get("info")).get("sessionID")
+        if isinstance(sid, str):
+            return sid
+    return None
+
+
+def _recency(ref: SessionRef) -> tuple[float, str]:
+    return (ref.updated.timestamp() if ref.updated else float("-inf"), ref.id)
+
+
+def _latest(store: _Store) -> dict[str, Any] | None:
+    infos = store.infos()
+    top = [i for i in infos if not i.get("parentID")] or infos
+    return max(top, key=lambda i: _recency(_ref(i))) if top else None
+
+
+def list_sessions(path: Path) -> list[SessionRef]:
+    """Every session in an export, storage folder or database, most recently updated first."""
+    store, _ = _open(Path(path))
+    return sorted((_ref(i) for i in store.infos()), key=_recency, reverse=True)
+
+
+def load_session(path: Path, session_id: str | None) -> Session:
+    """One session of ``path`` (None: the most recently updated top-level one)."""
+    path = Path(path)
+    store, asked = _open(path)
+    wanted = session_id or asked
+    infos = store.infos()
+    if wanted is None:
+        info = _latest(store)
+        if info is None:
+            raise IngestError(path, "no opencode sessions in it")
+    else:
+        match = [i for i in infos if i.get("id") == wanted]
+        if not match:
+            raise IngestError(path, f"no session {wanted!r} in it")
+        info = match[0]
+    b = SessionBuilder(path=path, format=NAME)
+    if isinstance(store, _DbStore):
+        b.sources.append(str(path))
+    emitter = _Emitter(b, store)
+    emitter.session(info)
+    others = [i for i in infos if i.get("id") not in emitter.done and not i.get("parentID")]
+    if wanted is None and others:
+        b.diag(Level.info, f"{len(infos)} sessions here; loaded the most recently updated, {info['id']} "
+                           "(list_sessions() / load_session() read the others)")
+    model = _dict(info.get("model")).get("id")
+    directory = info.get("directory")
+    for ev in b.events:
+        if isinstance(ev, AssistantEvent) and ev.model and ev.agent == "main":
+            model = model or ev.model
+            break
+    if directory is None:
+        directory = next((ev.cwd for ev in b.events if isinstance(ev, ToolEvent) and ev.cwd), None)
+    if not b.events and not b.diagnostics:
+        b.diag(Level.warning, "the session has no messages")
+    b.session.update(session_id=str(info.get("id")), agent="opencode", model=model, cwd=directory)
+    return b.build()
+
+
+def load(path: Path) -> Session:
+    return load_session(path, None)

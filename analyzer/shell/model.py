@@ -95,6 +95,17 @@ class SimpleCommand(BaseModel):
     script_path: str | None = None
     """For ``bash serve.sh`` / ``./serve.sh``: the script file it runs (resolved later by the
     session-level resolver)."""
+    background_by: Literal["&", "detach", "caller"] | None = None
+    """Why ``background`` is set: ``&`` ends its and-or list, group or subshell in its own script;
+    ``detach`` a detaching wrapper or launcher (setsid, ``screen -dm``, tmux, ``sudo -b``,
+    ``ssh -f``, ``docker exec -d``); ``caller`` the command running its script (``bash -c '…' &``,
+    ``ssh h '…' &``) is in the background. None when not in the background."""
+    parent: int | None = None
+    """Index in ``ShellScript.commands`` of the command whose nested script holds this one (the
+    ssh client, the ``bash -c``, the ``docker exec``); None at depth 0."""
+    container: str | None = None
+    """The container it runs in (``docker exec CTR``, ``kubectl exec POD``), as written; the
+    shells outside the container are not its ancestors, so ``shells`` restarts there."""
 
 
 ParseStatus = Literal["ok", "recovered", "failed"]

@@ -269,7 +269,7 @@ class _Reader:
             content = d.get("content")
             if d.get("operation") == "enqueue" and isinstance(content, str) \
                     and content.lstrip().startswith("<task-notification>"):
-                self.notification(content, d, line, f, agent or "main")
+                self.notification(content, d, line, f, agent or f.agent or "main")
         elif kind == "attachment":
             self.attachment(d, line, f, agent or self.agent_of(d, f, None))
         elif kind == "progress":

@@ -154,6 +154,13 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _str(value: Any) -> str | None:
+    """An id or name as text; None for anything that is not a string or number."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return None
+    return str(value)
+
+
 def _norm(text: str) -> str:
     return " ".join(text.split())
 
@@ -383,9 +390,9 @@ class _Reader:
             elif kind == "session_meta":
                 self.session_meta(payload)
             elif kind == "turn_context":
-                self.model = payload.get("model") or self.model
+                self.model = _str(payload.get("model")) or self.model
                 self.first_model = self.first_model or self.model
-                self.cwd = payload.get("cwd") or self.cwd
+                self.cwd = _str(payload.get("cwd")) or self.cwd
                 self.skip()
             elif kind == "compacted":
                 self.add(SystemEvent(subtype="compacted", text=str(payload.get("message") or ""),
@@ -408,11 +415,11 @@ class _Reader:
     def session_meta(self, p: dict[str, Any]) -> None:
         self.skip()
         if "session_id" not in self.b.session:
-            self.b.session["session_id"] = p.get("id") or p.get("session_id")
-            self.b.session["cwd"] = p.get("cwd")
-            if p.get("model"):
-                self.b.session["model"] = p["model"]
-        self.cwd = self.cwd or p.get("cwd")
+            self.b.session["session_id"] = _str(p.get("id")) or _str(p.get("session_id"))
+            self.b.session["cwd"] = _str(p.get("cwd"))
+            if _str(p.get("model")):
+                self.b.session["model"] = _str(p["model"])
+        self.cwd = self.cwd or _str(p.get("cwd"))
 
     # ---- response items
     def response_item(self, p: dict[str, Any]) -> None:
@@ -429,7 +436,7 @@ class _Reader:
             self.tool_output(p)
         elif kind == "web_search_call":
             action = _dict(p.get("action"))
-            self.add(ToolEvent(name="web_search", category="other", input=action, ref=p.get("id"),
+            self.add(ToolEvent(name="web_search", category="other", input=action, ref=_str(p.get("id")),
                                line=self.line, ts=self.ts))
         elif kind in _SKIP_ITEMS:
             self.skip()
@@ -446,9 +453,9 @@ class _Reader:
             if not texts:
                 self.skip()
             for text in texts:
-                self.user_text(text, "item", p.get("id"))
+                self.user_text(text, "item", _str(p.get("id")))
         elif role == "assistant" and texts:
-            self.agent_text("\n".join(texts), "item", p.get("id"))
+            self.agent_text("\n".join(texts), "item", _str(p.get("id")))
         else:  # developer / system instructions
             self.skip()
 
@@ -459,7 +466,7 @@ class _Reader:
             return
         twin = self.twins.twin("user", text, source)
         if twin is not None:
-            twin.ref = twin.ref or ref
+            twin.ref = twin.ref or _str(ref)
             self.skip()
             return
         origin = "meta" if meta or stripped.startswith(_META_PREFIXES) else "prompt"
@@ -469,7 +476,7 @@ class _Reader:
     def agent_text(self, text: str, source: str, ref: str | None) -> None:
         twin = self.twins.twin("agent", text, source)
         if twin is not None:
-            twin.ref = twin.ref or ref
+            twin.ref = twin.ref or _str(ref)
             self.skip()
             return
         self.twins.record("agent", text, self.add(
@@ -508,10 +515,10 @@ class _Reader:
 
     def function_call(self, p: dict[str, Any]) -> None:
         name = str(p.get("name") or "?")
-        call_id = p.get("call_id") or p.get("id")
+        call_id = _str(p.get("call_id")) or _str(p.get("id"))
         args = self._arguments(p)
         ev = ToolEvent(name=name, category=categorize(name), input=args, ref=call_id, line=self.line,
-                       ts=self.ts, cwd=args.get("workdir") or self.cwd)
+                       ts=self.ts, cwd=_str(args.get("workdir")) or self.cwd)
         if name in _SHELL_ARG_TOOLS:
             ev.category = "shell"
             ev.command = _argv_command(args.get(_SHELL_ARG_TOOLS[name]))
@@ -526,7 +533,7 @@ class _Reader:
 
     def custom_tool_call(self, p: dict[str, Any]) -> None:
         name = str(p.get("name") or "?")
-        call_id = p.get("call_id") or p.get("id")
+        call_id = _str(p.get("call_id")) or _str(p.get("id"))
         source = p.get("input")
         ev = ToolEvent(name=name, category=categorize(name), input={"input": source}, ref=call_id,
                        line=self.line, ts=self.ts, cwd=self.cwd)
@@ -542,14 +549,14 @@ class _Reader:
         self.new_call(ev, call_id, commands, code_mode=name == "exec")
 
     def local_shell_call(self, p: dict[str, Any]) -> None:
-        call_id = p.get("call_id") or p.get("id")
+        call_id = _str(p.get("call_id")) or _str(p.get("id"))
         action = _dict(p.get("action"))
         if call_id in self.calls:  # the call written again with its final status
             self.skip()
             return
         ev = ToolEvent(name="local_shell_call", category="shell", input=action, ref=call_id,
                        command=_argv_command(action.get("command")), line=self.line, ts=self.ts,
-                       cwd=action.get("working_directory") or self.cwd)
+                       cwd=_str(action.get("working_directory")) or self.cwd)
         self.new_call(ev, call_id)
 
     def tool_output(self, p: dict[str, Any]) -> None:
@@ -565,7 +572,7 @@ class _Reader:
             return
         out = read_output(p.get("output"))
         call.answered = True
-        ev.result_line, ev.result_ts, ev.result_ref = self.line, self.ts, p.get("id")
+        ev.result_line, ev.result_ts, ev.result_ref = self.line, self.ts, _str(p.get("id"))
         if out.running and ev.category == "shell":
             ev.background, ev.task_id = True, out.running
         if call.executed:  # a CommandExecution already gave the command's own output and exit
@@ -592,9 +599,9 @@ class _Reader:
             if itype == "commandexecution":
                 self.command_execution(item, None)
             elif itype == "agentmessage":
-                self.agent_text(_texts(item.get("content")), "completed", item.get("id"))
+                self.agent_text(_texts(item.get("content")), "completed", _str(item.get("id")))
             elif itype == "usermessage":
-                self.user_text(_texts(item.get("content")), "completed", item.get("id"))
+                self.user_text(_texts(item.get("content")), "completed", _str(item.get("id")))
             else:
                 self.skip()
         elif kind == "exec_command_end":
@@ -630,8 +637,8 @@ class _Reader:
         pid = item.get("process_id", item.get("processId"))
         pid = None if pid is None else str(pid)
         source = str(item.get("source") or "").replace("_", "").lower()
-        cwd = item.get("cwd")
-        if isinstance(cwd, str) and cwd.startswith("file://"):
+        cwd = _str(item.get("cwd"))
+        if cwd is not None and cwd.startswith("file://"):
             cwd = cwd[len("file://"):]
 
         if source == "usershell" and command is not None:
@@ -642,7 +649,7 @@ class _Reader:
                 return
             ev = ToolEvent(name="CommandExecution", category="shell", command=command, input=item,
                            output=output, exit_code=exit_code, is_error=exit_code not in (None, 0),
-                           by_user=True, ref=item.get("id"), line=self.line, ts=self.ts, cwd=cwd)
+                           by_user=True, ref=_str(item.get("id")), line=self.line, ts=self.ts, cwd=cwd)
             self.twins.record("ushell", command, self.add(ev))
             return
 
@@ -651,7 +658,7 @@ class _Reader:
             exit_code is not None or status in _TERMINAL_STATUS
         ):  # the end of a process an earlier call left running
             self.add(SystemEvent(subtype="task-notification", task_id=pid, exit_code=exit_code,
-                                 status=status or None, text=command or "", ref=item.get("id"),
+                                 status=status or None, text=command or "", ref=_str(item.get("id")),
                                  line=self.line, ts=self.ts))
             return
         call = self._match_execution(call_id or item.get("call_id") or item.get("id"), command, pid, source)
@@ -664,7 +671,7 @@ class _Reader:
             name="CommandExecution", category="task_output" if interaction else "shell",
             command=None if interaction else command, input=item, output=output, exit_code=exit_code,
             is_error=exit_code not in (None, 0) or status in ("failed", "declined"),
-            task_id=pid if interaction else None, ref=item.get("id"), line=self.line, ts=self.ts, cwd=cwd,
+            task_id=pid if interaction else None, ref=_str(item.get("id")), line=self.line, ts=self.ts, cwd=cwd,
         ))
 
     def _merge_execution(self, call: _Call, command: str | None, output: str | None,
@@ -701,7 +708,8 @@ class _Reader:
                     return call
             return None
         for call in reversed(self.order):
-            if call.event.category == "shell" and call.wants_execution(command):
+            if call.event.category == "shell" and (command is not None or call.code_mode) and \
+                    call.wants_execution(command):
                 return call
         return None
 

@@ -62,6 +62,8 @@ _INTERRUPTED = re.compile(
     r"terminated command after exceeding timeout|Tool execution (?:was )?(?:aborted|interrupted)",
     re.I,
 )
+_BAD_DATA = (KeyError, TypeError, ValueError, AttributeError)
+"""What a record with fields of the wrong type raises while it is read (pydantic's too)."""
 _SKIPPED_PARTS = frozenset({"step-start", "step-finish", "snapshot", "patch", "file", "agent", "subtask",
                             "retry"})
 
@@ -106,6 +108,13 @@ class _Store(Protocol):
 
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+def _str(value: Any) -> str | None:
+    """An id or name as text; None for anything that is not a string or number."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return None
+    return str(value)
 
 
 def _ref(info: dict[str, Any]) -> SessionRef:
@@ -267,9 +276,13 @@ class _DbStore:
                 b.diag(Level.error, f"part {row['id']}: data is not valid JSON; skipped",
                        lines.get(row["message_id"]))
                 continue
-            if isinstance(data, dict):
-                data.update(id=row["id"], messageID=row["message_id"], sessionID=session_id)
-                by_message.setdefault(row["message_id"], []).append(Part(data))
+            if not isinstance(data, dict):
+                b.records += 1
+                b.diag(Level.error, f"part {row['id']}: data is not a JSON object; skipped",
+                       lines.get(row["message_id"]))
+                continue
+            data.update(id=row["id"], messageID=row["message_id"], sessionID=session_id)
+            by_message.setdefault(row["message_id"], []).append(Part(data))
         out = []
         for n, row in enumerate(msgs, start=1):
             b.records += 1
@@ -278,9 +291,11 @@ class _DbStore:
             except orjson.JSONDecodeError:
                 b.diag(Level.error, f"message {row['id']}: data is not valid JSON; skipped", n)
                 continue
-            if isinstance(info, dict):
-                info.update(id=row["id"], sessionID=session_id)
-                out.append(Message(info, by_message.get(row["id"], []), line=n))
+            if not isinstance(info, dict):
+                b.diag(Level.error, f"message {row['id']}: data is not a JSON object; skipped", n)
+                continue
+            info.update(id=row["id"], sessionID=session_id)
+            out.append(Message(info, by_message.get(row["id"], []), line=n))
         return out
 
 
@@ -396,8 +411,8 @@ class _Emitter:
                 self.b.skipped += 1 + len(msg.parts)
                 self.b.records += len(msg.parts)
         for child in sorted(self.children.get(sid, []), key=lambda i: str(i.get("id"))):
-            if child["id"] not in self.done:  # a sub-agent no task call pointed at
-                self.session(child, agent=str(child["id"]))
+            if str(child.get("id")) not in self.done:  # a sub-agent no task call pointed at
+                self.session(child, agent=str(child.get("id")))
 
     def _common(self, msg: Message, part: Part | None, agent: str) -> dict[str, Any]:
         source = part.source if part and part.source else msg.source
@@ -409,70 +424,84 @@ class _Emitter:
         user_shell = False
         for part in msg.parts:
             self.b.records += 1
-            d = part.data
-            kind = d.get("type")
-            if kind == "text":
-                text = str(d.get("text") or "")
-                if d.get("synthetic") and text.strip() == USER_SHELL_MARKER:
-                    user_shell = True
-                # a sub-agent's prompt was written by the parent agent, not typed by the user
-                origin = "meta" if d.get("synthetic") or agent != "main" else "prompt"
-                self.b.add(UserEvent(text=text, origin=origin, ref=d.get("id"), ts=created,
-                                     **self._common(msg, part, agent)))
-            elif kind == "compaction":
-                self.b.add(SystemEvent(subtype="compaction", text="auto" if d.get("auto") else "",
-                                       ref=d.get("id"), ts=created, **self._common(msg, part, agent)))
-            elif kind in _SKIPPED_PARTS:
-                self.b.skipped += 1
-            else:
-                self._unknown_part(msg, part)
+            try:
+                user_shell = self._user_part(msg, part, agent, created) or user_shell
+            except _BAD_DATA as exc:
+                self._bad_part(msg, part, exc)
         return user_shell
+
+    def _user_part(self, msg: Message, part: Part, agent: str, created: datetime | None) -> bool:
+        d = part.data
+        kind = _str(d.get("type"))
+        if kind == "text":
+            text = str(d.get("text") or "")
+            # a sub-agent's prompt was written by the parent agent, not typed by the user
+            origin = "meta" if d.get("synthetic") or agent != "main" else "prompt"
+            self.b.add(UserEvent(text=text, origin=origin, ref=_str(d.get("id")), ts=created,
+                                 **self._common(msg, part, agent)))
+            return bool(d.get("synthetic")) and text.strip() == USER_SHELL_MARKER
+        if kind == "compaction":
+            self.b.add(SystemEvent(subtype="compaction", text="auto" if d.get("auto") else "",
+                                   ref=_str(d.get("id")), ts=created, **self._common(msg, part, agent)))
+        elif kind in _SKIPPED_PARTS:
+            self.b.skipped += 1
+        else:
+            self._unknown_part(msg, part)
+        return False
+
+    def _bad_part(self, msg: Message, part: Part, exc: Exception) -> None:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        self.b.diag(Level.error, f"unreadable {_str(part.data.get('type')) or ''} part ({reason}); skipped",
+                    msg.line, part.source)
 
     def _unknown_part(self, msg: Message, part: Part) -> None:
         self.b.skipped += 1
-        self.b.diag(Level.info, f"part of unknown type {part.data.get('type')!r} skipped", msg.line,
+        self.b.diag(Level.info, f"part of unknown type {_str(part.data.get('type'))!r} skipped", msg.line,
                     part.source)
 
     def assistant(self, msg: Message, agent: str, by_user: bool) -> None:
         self.b.skipped += 1
         info = msg.info
-        model = info.get("modelID") or _dict(info.get("model")).get("modelID") or None
-        cwd = _dict(info.get("path")).get("cwd")
+        model = _str(info.get("modelID")) or _str(_dict(info.get("model")).get("modelID")) or None
+        cwd = _str(_dict(info.get("path")).get("cwd"))
         created = _time(info.get("time"), "created")
         parts = msg.parts
         thinking: list[str] = []
         for i, part in enumerate(parts):
             self.b.records += 1
             d = part.data
-            kind = d.get("type")
-            ts = _time(d.get("time"), "start") or created
-            if kind == "reasoning":
-                text = str(d.get("text") or "")
-                if text:
-                    thinking.append(text)
-                later_text = any(p.data.get("type") == "text" for p in parts[i + 1:])
-                if later_text or not thinking:
+            kind = _str(d.get("type"))
+            try:
+                ts = _time(d.get("time"), "start") or created
+                if kind == "reasoning":
+                    text = str(d.get("text") or "")
+                    if text:
+                        thinking.append(text)
+                    later_text = any(p.data.get("type") == "text" for p in parts[i + 1:])
+                    if later_text or not thinking:
+                        self.b.skipped += 1
+                        continue
+                    # reasoning with no text after it in this message: keep it as a silent turn
+                    self.b.add(AssistantEvent(text="", thinking="\n\n".join(thinking), model=model,
+                                              ref=_str(d.get("id")), ts=ts, **self._common(msg, part, agent)))
+                    thinking = []
+                elif kind == "text":
+                    self.b.add(AssistantEvent(text=str(d.get("text") or ""),
+                                              thinking="\n\n".join(thinking) or None, model=model,
+                                              ref=_str(d.get("id")), ts=ts, **self._common(msg, part, agent)))
+                    thinking = []
+                elif kind == "tool":
+                    ev = self.tool(msg, part, agent, cwd, by_user)
+                    self.b.add(ev)
+                    child = self._child(ev.task_id) if ev.category == "subagent" else None
+                    if child is not None:
+                        self.session(child, agent=str(child.get("id")))
+                elif kind in _SKIPPED_PARTS:
                     self.b.skipped += 1
-                    continue
-                # reasoning with no text after it in this message: keep it as a silent turn
-                self.b.add(AssistantEvent(text="", thinking="\n\n".join(thinking), model=model,
-                                          ref=d.get("id"), ts=ts, **self._common(msg, part, agent)))
-                thinking = []
-            elif kind == "text":
-                self.b.add(AssistantEvent(text=str(d.get("text") or ""),
-                                          thinking="\n\n".join(thinking) or None, model=model,
-                                          ref=d.get("id"), ts=ts, **self._common(msg, part, agent)))
-                thinking = []
-            elif kind == "tool":
-                ev = self.tool(msg, part, agent, cwd, by_user)
-                self.b.add(ev)
-                child = self._child(ev.task_id) if ev.category == "subagent" else None
-                if child is not None:
-                    self.session(child, agent=str(child["id"]))
-            elif kind in _SKIPPED_PARTS:
-                self.b.skipped += 1
-            else:
-                self._unknown_part(msg, part)
+                else:
+                    self._unknown_part(msg, part)
+            except _BAD_DATA as exc:
+                self._bad_part(msg, part, exc)
         err = _dict(info.get("error"))
         if err:
             name = str(err.get("name") or "error")
@@ -480,10 +509,10 @@ class _Emitter:
             done = _time(info.get("time"), "completed") or created
             if name == "MessageAbortedError":
                 self.b.add(UserEvent(text=f"[{name}] {text}" if text != name else f"[{name}]",
-                                     origin="interrupt", ref=info.get("id"), ts=done,
+                                     origin="interrupt", ref=_str(info.get("id")), ts=done,
                                      **self._common(msg, None, agent)))
             else:
-                self.b.add(SystemEvent(subtype="api_error", text=f"{name}: {text}", ref=info.get("id"),
+                self.b.add(SystemEvent(subtype="api_error", text=f"{name}: {text}", ref=_str(info.get("id")),
                                        ts=done, **self._common(msg, None, agent)))
 
     def _child(self, session_id: str | None) -> dict[str, Any] | None:
@@ -497,22 +526,22 @@ class _Emitter:
 
     def tool(self, msg: Message, part: Part, agent: str, cwd: str | None, by_user: bool) -> ToolEvent:
         d = part.data
-        name = str(d.get("tool") or "?")
+        name = _str(d.get("tool")) or "?"
         state = _dict(d.get("state"))
         status = state.get("status")
         inp = _dict(state.get("input"))
         meta = _dict(state.get("metadata")) or _dict(d.get("metadata"))
         times = state.get("time")
         ev = ToolEvent(
-            name=name, category=categorize(name), input=inp, ref=d.get("callID") or d.get("id"),
+            name=name, category=categorize(name), input=inp, ref=_str(d.get("callID")) or _str(d.get("id")),
             ts=_time(times, "start") or _time(msg.info.get("time"), "created"),
-            cwd=inp.get("workdir") or cwd, by_user=by_user, **self._common(msg, part, agent),
+            cwd=_str(inp.get("workdir")) or cwd, by_user=by_user, **self._common(msg, part, agent),
         )
         if ev.category == "shell" and isinstance(inp.get("command"), str):
             ev.command = inp["command"]
         if status == "completed":
             out = state.get("output")
-            ev.output = out if isinstance(out, str) else meta.get("output")
+            ev.output = out if isinstance(out, str) else _str(meta.get("output"))
             code = meta.get("exit")
             ev.exit_code = code if isinstance(code, int) else None
             ev.is_error = ev.exit_code not in (None, 0) if ev.category == "shell" else False
@@ -624,8 +653,8 @@ def load_session(path: Path, session_id: str | None) -> Session:
     if wanted is None and others:
         b.diag(Level.info, f"{len(infos)} sessions here; loaded the most recently updated, {info['id']} "
                            "(list_sessions() / load_session() read the others)")
-    model = _dict(info.get("model")).get("id")
-    directory = info.get("directory")
+    model = _str(_dict(info.get("model")).get("id"))
+    directory = _str(info.get("directory"))
     for ev in b.events:
         if isinstance(ev, AssistantEvent) and ev.model and ev.agent == "main":
             model = model or ev.model

@@ -308,3 +308,23 @@ def test_bad_lines_become_diagnostics_and_the_rest_loads(tmp_path: Path) -> None
         (Level.error, 2), (Level.error, 3), (Level.info, None), (Level.info, None)]
     assert "event_msg/brand_new_event" in s.diagnostics[2].message
     assert "mystery_record" in s.diagnostics[3].message
+
+
+def test_fields_of_the_wrong_type_never_raise(tmp_path: Path) -> None:
+    p = write_lines(tmp_path, [
+        env("session_meta", {"id": ["not", "a", "string"], "cwd": 5}),
+        env("turn_context", {"model": {"x": 1}}),
+        env("response_item", {"type": "function_call", "name": "exec_command", "call_id": [1],
+                              "arguments": "[1, 2]"}),
+        env("response_item", {"type": "function_call_output", "call_id": {"a": 1}, "output": 42}),
+        env("response_item", {"type": "message", "role": "assistant", "content": "plain string answer"}),
+        env("event_msg", {"type": "item_completed", "item": {"type": "CommandExecution", "command": 7,
+                                                             "cwd": ["x"], "exit_code": "0"}}),
+        env("response_item", {"type": "function_call", "name": "shell_command", "call_id": "ok",
+                              "arguments": json.dumps({"command": "echo fine"})}),
+    ])
+    s = codex.load(p)
+    assert s.session_id is None and s.cwd == "5"
+    assert [e.kind for e in s.events] == ["tool", "assistant", "tool", "tool"]
+    assert s.shell_calls()[-1].command == "echo fine"
+    assert [d.level for d in s.diagnostics] == [Level.warning]  # the output of an unknown call

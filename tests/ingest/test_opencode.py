@@ -320,3 +320,23 @@ def test_compaction_and_api_error(tmp_path: Path) -> None:
     systems = [e for e in s.events if isinstance(e, SystemEvent)]
     assert [(e.subtype, e.text, e.line) for e in systems] == [
         ("compaction", "auto", 1), ("api_error", "APIError: Overloaded", 2)]
+
+
+def test_fields_of_the_wrong_type_never_raise(tmp_path: Path) -> None:
+    doc = export_doc()
+    parts = doc["messages"][1]["parts"]
+    parts[1]["type"] = ["text"]            # unhashable type
+    parts[2]["text"] = {"not": "text"}     # a text part with an object for text
+    parts[3]["state"] = "completed"        # a tool part whose state is not an object
+    parts[3]["tool"] = {"name": "bash"}
+    doc["messages"][1]["info"]["modelID"] = 12
+    p = tmp_path / "export.json"
+    p.write_text(json.dumps(doc))
+    s = opencode.load(p)
+    msg2 = [e for e in s.events if e.line == 2]
+    assert [e.kind for e in msg2] == ["assistant", "tool"]
+    tool = msg2[1]
+    assert isinstance(tool, ToolEvent) and (tool.name, tool.command, tool.output) == ("?", None, None)
+    # the part of unknown type; the tool part without a status
+    assert [(d.level, d.line) for d in s.diagnostics] == [(Level.info, 2), (Level.warning, 2)]
+    assert len(s.shell_calls()) == 6

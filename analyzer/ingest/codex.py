@@ -295,6 +295,8 @@ class _Call:
     code_mode: bool = False
     answered: bool = False
     """Its output record has been read."""
+    seq: int = 0
+    """Position among the session's calls."""
 
     def wants_execution(self, command: str | None) -> bool:
         """Whether a CommandExecution of ``command`` can belong to this call: a tool call runs its
@@ -330,6 +332,11 @@ class _Reader:
         self.b.session.update(agent="codex")
         self.calls: dict[str, _Call] = {}
         self.order: list[_Call] = []
+        # where a CommandExecution item may belong, so matching stays cheap in long sessions
+        self.by_command: dict[str, list[_Call]] = {}
+        self.open_scripts: list[_Call] = []
+        self.polls: dict[str, list[_Call]] = {}
+        self.launches: dict[str, ToolEvent] = {}
         self.twins = _Twins()
         self.model: str | None = None
         self.first_model: str | None = None
@@ -347,12 +354,25 @@ class _Reader:
 
     def new_call(self, event: ToolEvent, call_id: str | None, commands: list[str] | None = None,
                  code_mode: bool = False) -> _Call:
-        call = _Call(event, commands or ([event.command] if event.command else []), code_mode=code_mode)
+        call = _Call(event, commands or ([event.command] if event.command else []), code_mode=code_mode,
+                     seq=len(self.order))
         self.add(event)
         if call_id:
             self.calls[call_id] = call
         self.order.append(call)
+        if event.category == "shell":
+            for command in call.commands:
+                self.by_command.setdefault(command, []).append(call)
+            if code_mode and not call.commands:
+                self.open_scripts.append(call)
+        elif event.task_id is not None:
+            self.polls.setdefault(event.task_id, []).append(call)
         return call
+
+    def launched(self, event: ToolEvent, task_id: str) -> None:
+        """``event`` left a process running as ``task_id``."""
+        event.background, event.task_id = True, task_id
+        self.launches[task_id] = event
 
     # ---- records
     def read(self) -> Session:
@@ -573,8 +593,10 @@ class _Reader:
         out = read_output(p.get("output"))
         call.answered = True
         ev.result_line, ev.result_ts, ev.result_ref = self.line, self.ts, _str(p.get("id"))
+        if call in self.open_scripts:
+            self.open_scripts.remove(call)
         if out.running and ev.category == "shell":
-            ev.background, ev.task_id = True, out.running
+            self.launched(ev, out.running)
         if call.executed:  # a CommandExecution already gave the command's own output and exit
             if ev.output is None:
                 ev.output = out.text
@@ -655,8 +677,8 @@ class _Reader:
 
         launch = self._launch_of(pid)
         if launch is not None and source != "unifiedexecinteraction" and (
-            exit_code is not None or status in _TERMINAL_STATUS
-        ):  # the end of a process an earlier call left running
+            exit_code is not None or status in ("failed", "killed", "interrupted")
+        ):  # the end of a process an earlier call left running ("completed" with no exit: still alive)
             self.add(SystemEvent(subtype="task-notification", task_id=pid, exit_code=exit_code,
                                  status=status or None, text=command or "", ref=_str(item.get("id")),
                                  line=self.line, ts=self.ts))
@@ -691,7 +713,7 @@ class _Reader:
         if ev.category == "shell":
             ev.is_error = exit_code not in (None, 0) or status in ("failed", "declined")
             if exit_code is None and pid and status == "completed" and source == "unifiedexecstartup":
-                ev.background, ev.task_id = True, pid  # startup finished with the process still alive
+                self.launched(ev, pid)  # startup finished with the process still alive
         ev.cwd = cwd or ev.cwd
         if ev.result_line is None:
             ev.result_line, ev.result_ts = self.line, self.ts
@@ -702,24 +724,17 @@ class _Reader:
         if call is not None and call.wants_execution(None):
             return call
         if source == "unifiedexecinteraction":
-            for call in reversed(self.order):
-                ev = call.event
-                if ev.category in ("task_output", "task_stop") and ev.task_id == pid and not call.executed:
-                    return call
-            return None
-        for call in reversed(self.order):
-            if call.event.category == "shell" and (command is not None or call.code_mode) and \
-                    call.wants_execution(command):
-                return call
-        return None
+            return next((c for c in reversed(self.polls.get(pid or "", [])) if not c.executed), None)
+        candidates: list[_Call] = []
+        if command is not None and command in self.by_command:
+            # calls that can take no more executions are dropped as we go
+            candidates = self.by_command[command] = [
+                c for c in self.by_command[command] if c.wants_execution(command)]
+        candidates = candidates + [c for c in self.open_scripts if c.wants_execution(command)]
+        return max(candidates, key=lambda c: c.seq) if candidates else None
 
     def _launch_of(self, pid: str | None) -> ToolEvent | None:
-        if pid is None:
-            return None
-        for call in reversed(self.order):
-            if call.event.background and call.event.task_id == pid:
-                return call.event
-        return None
+        return self.launches.get(pid) if pid is not None else None
 
 
 def _texts(content: Any) -> str:

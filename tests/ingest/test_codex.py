@@ -328,3 +328,22 @@ def test_fields_of_the_wrong_type_never_raise(tmp_path: Path) -> None:
     assert [e.kind for e in s.events] == ["tool", "assistant", "tool", "tool"]
     assert s.shell_calls()[-1].command == "echo fine"
     assert [d.level for d in s.diagnostics] == [Level.warning]  # the output of an unknown call
+
+
+def test_startup_item_after_the_running_output_is_merged_not_a_process_end(tmp_path: Path) -> None:
+    call = {"type": "function_call", "name": "exec_command", "call_id": "c1",
+            "arguments": json.dumps({"cmd": "python -m http.server 9000"})}
+    out = {"type": "function_call_output", "call_id": "c1",
+           "output": "Chunk ID: a\nWall time: 1.0 seconds\nProcess running with session ID 5150\nOutput:\nServing\n"}
+    item = {"type": "CommandExecution", "id": "exec-1", "process_id": "5150",
+            "command": ["/bin/bash", "-lc", "python -m http.server 9000"], "source": "unified_exec_startup",
+            "status": "completed", "exit_code": None, "aggregated_output": "Serving HTTP on 0.0.0.0 port 9000\n"}
+    end = {**item, "exit_code": -15, "status": "failed"}
+    p = write_lines(tmp_path, [env("response_item", call), env("response_item", out),
+                               env("event_msg", {"type": "item_completed", "item": item}),
+                               env("event_msg", {"type": "item_completed", "item": end})])
+    launch, note = codex.load(p).events
+    assert isinstance(launch, ToolEvent) and launch.background and launch.task_id == "5150"
+    assert launch.exit_code is None and launch.output == "Serving HTTP on 0.0.0.0 port 9000\n"
+    assert isinstance(note, SystemEvent) and (note.subtype, note.task_id, note.exit_code) == (
+        "task-notification", "5150", -15)

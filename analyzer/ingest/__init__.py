@@ -9,11 +9,23 @@ from __future__ import annotations
 from pathlib import Path
 
 from analyzer.events import Session
-from analyzer.ingest import chat, claude_code, codex, fixture, gemini, opencode, openhands, swe_agent
+from analyzer.ingest import (
+    aider,
+    asciinema,
+    chat,
+    claude_code,
+    codex,
+    fixture,
+    gemini,
+    opencode,
+    openhands,
+    swe_agent,
+)
 from analyzer.ingest.base import FormatModule, IngestError, read_head
 
 FORMATS: dict[str, FormatModule] = {
-    m.NAME: m for m in (fixture, claude_code, codex, opencode, gemini, openhands, swe_agent, chat)
+    m.NAME: m
+    for m in (fixture, claude_code, codex, opencode, gemini, openhands, swe_agent, asciinema, aider, chat)
 }
 
 

@@ -1,5 +1,6 @@
-"""Real logs of the chat-array, Gemini CLI, OpenHands and SWE-agent formats (../shared/corpus), and
-detection across every format's files: each of these detectors claims its own files and no other's."""
+"""Real logs of the chat-array, Gemini CLI, OpenHands, SWE-agent, asciinema and aider formats
+(../shared/corpus), and detection across every format's files: each of these detectors claims its
+own files and no other's."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT.parent / "shared" / "corpus"
 FIXTURES = ROOT / "fixtures"
 
-MINE = ("chat", "gemini-cli", "openhands", "swe-agent")
+MINE = ("chat", "gemini-cli", "openhands", "swe-agent", "asciinema", "aider")
 DIRS = {"claude-code": "claude-code", "codex": "codex", "opencode": "opencode", "gemini-cli": "gemini-cli",
         "openhands": "openhands", "swe-agent": "swe-agent", "chat": "chat", "aider": "aider",
         "asciinema": "asciinema"}
@@ -58,7 +59,20 @@ def raw_shell_calls(path: Path, fmt: str) -> int:
     if fmt == "swe-agent":
         steps = json.loads(text)["trajectory"]
         return sum(s["action"].split()[0] not in SWE_TOOL_WORDS for s in steps if s["action"].strip())
+    if fmt == "aider":
+        return sum(line.startswith(("#### /run ", "#### !", "> Running ")) for line in text.splitlines())
+    if fmt == "asciinema":  # no structure to count: the commands a person sees when replaying the cast
+        return len(CAST_COMMANDS[path.name])
     raise AssertionError(fmt)
+
+
+CAST_COMMANDS = {
+    "asciinema-repo-demo.cast": ["vim"],
+    "chimera-mock-server-v3.cast": ["chimera --path Chimera/data.json"],
+    "wg-forwarding-setup-v2.cast": [
+        "wget -q https://raw.githubusercontent.com/AlainDevs/wg-forwarding/refs/heads/master/setup.sh"
+        " && chmod +x setup.sh && sudo ./setup.sh", "ping 10.0.0.2", "exit"],
+}
 
 
 def corpus_files() -> list[Path]:
@@ -90,6 +104,12 @@ def test_corpus_details_that_matter_downstream(corpus: Path) -> None:
     assert last.line == 149 and last.output is None  # the log ends before its result
     chat_file = load(corpus / "gemini-cli" / "figma-dashstack-chat-session.json")
     assert {t.exit_code for t in chat_file.shell_calls()} == {0}
+    for name, commands in CAST_COMMANDS.items():
+        assert [t.command for t in load(corpus / "asciinema" / name).shell_calls()] == commands
+    (mock,) = load(corpus / "asciinema" / "chimera-mock-server-v3.cast").shell_calls()
+    assert mock.interrupted and "Trying to bind to port 8080" in (mock.output or "")
+    runs = load(corpus / "aider" / "rfp-platform-root.aider.chat.history.md").shell_calls()
+    assert runs[0].command == "uvicorn main:app --reload" and all(r.by_user for r in runs)
     ctf = load(corpus / "swe-agent" / "ctf-web-i-got-id.traj")
     assert [t.exit_code for t in ctf.shell_calls()].count(0) == 17  # the EnIGMA PROCESS-DONE markers
 

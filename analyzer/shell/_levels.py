@@ -1,0 +1,149 @@
+"""One text → one syntax tree, choosing the parser as shell-semantics §4 says:
+
+1. tree-sitter-bash plus the shim; if the self-check finds nothing, done (``ok``);
+2. flagged → mvdan/sh (``shfmt --to-json``); if it parses, done (``ok``, parser ``mvdan/sh``);
+   without shfmt a flagged tree with no syntax error is kept (``ok``, ``tree-sitter (unchecked)``);
+3. still failing (cut or unbalanced text) → append the first closer that parses (``recovered``);
+4. last resort: tree-sitter's error-recovered tree (``recovered``); nothing → ``failed``.
+
+Results are cached per distinct text and shared: never mutate a ``Level``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+from analyzer.shell import _repair, _shfmt, _treesitter
+from analyzer.shell._ast import AndOr, Cmd, Compound, Node, Pipeline, Seq
+from analyzer.shell.model import ParseStatus
+
+MAX_CHARS = 1_000_000
+"""Longer texts are cut here: tree-sitter is linear but a multi-megabyte "command" is a file dump."""
+_PAIR_REPAIR_MAX = 20_000
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+@dataclass(frozen=True, slots=True)
+class Level:
+    seq: Seq
+    status: ParseStatus
+    parser: str
+    notes: tuple[str, ...] = ()
+
+
+def sanitize(text: str) -> str:
+    """Lone surrogates (from a broken log) become U+FFFD: one character for one, so offsets hold."""
+    return _SURROGATE.sub("\ufffd", text) if not text.isascii() else text
+
+
+@functools.lru_cache(maxsize=16384)
+def parse_level(text: str) -> Level:
+    try:
+        return _parse(text)
+    except RecursionError:
+        return Level(Seq(), "failed", "none", ("nesting too deep to parse",))
+
+
+def _parse(text: str) -> Level:
+    notes: list[str] = []
+    work = sanitize(text)
+    truncated = False
+    if len(work) > MAX_CHARS:
+        work = work[:MAX_CHARS]
+        truncated = True
+        notes.append(f"text cut at {MAX_CHARS} characters")
+    work, marker_note = _repair.strip_marker(work)
+    if marker_note:
+        truncated = True
+        notes.append(marker_note)
+    cut_at = len(work) if truncated else None
+    status: ParseStatus = "recovered" if truncated else "ok"
+
+    ts = _treesitter.parse(work)
+    if not ts.problems:
+        return _done(ts.seq, status, "tree-sitter", notes, cut_at)
+    flagged = "tree-sitter self-check: " + "; ".join(dict.fromkeys(ts.problems))
+    if _shfmt.available():
+        seq, why = _shfmt.parse(work)
+        if seq is not None:
+            return _done(seq, status, "mvdan/sh", [*notes, flagged + "; parsed with mvdan/sh"], cut_at)
+        notes.append(f"{flagged}; {why}")
+        if not ts.has_error:
+            # tree-sitter saw no syntax error but mvdan/sh rejected the text: keep tree-sitter's view
+            return _done(ts.seq, "recovered", "tree-sitter", notes, cut_at)
+    elif not ts.has_error:
+        notes.append(f"{flagged}; mvdan/sh (shfmt) not installed, result unchecked")
+        return _done(ts.seq, status, "tree-sitter (unchecked)", notes, cut_at)
+    else:
+        notes.append(f"{flagged}; mvdan/sh (shfmt) not installed")
+
+    def parses(candidate: str) -> bool:
+        return not _treesitter.parse(candidate).has_error
+
+    if len(work) <= _PAIR_REPAIR_MAX:
+        repaired = _repair.close(work, parses)
+    else:
+        repaired = next(((work + c, c) for c in _repair.closers(work) if parses(work + c)), None)
+    if repaired is not None:
+        text2, closer = repaired
+        ts2 = _treesitter.parse(text2)
+        seq2, parser = ts2.seq, "tree-sitter+repair"
+        if ts2.problems and _shfmt.available():
+            seq_sh, _ = _shfmt.parse(text2)
+            if seq_sh is not None:
+                seq2, parser = seq_sh, "mvdan/sh+repair"
+        notes.append(f"unbalanced or cut text: appended {closer!r} to parse it")
+        return _done(seq2, "recovered", parser, notes, len(work))
+    if _has_command(ts.seq):
+        notes.append("no closer made it parse: using tree-sitter's error-recovered tree")
+        return _done(ts.seq, "recovered", "tree-sitter (error-recovered)", notes, len(work))
+    if not work.strip() or (work.lstrip().startswith("#") and "\n" not in work.strip()):
+        return _done(Seq(), status, "tree-sitter", notes, None)
+    notes.append("nothing usable could be parsed")
+    return Level(Seq(), "failed", "none", tuple(notes))
+
+
+def _done(seq: Seq, status: ParseStatus, parser: str, notes: list[str], cut_at: int | None) -> Level:
+    if cut_at is not None:
+        _drop_cut_command(seq, cut_at, notes)
+    return Level(seq, status, parser, tuple(notes))
+
+
+def _commands(node: Node) -> list[Cmd]:
+    out: list[Cmd] = []
+    stack: list[Node] = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Cmd):
+            out.append(n)
+            for w in [*n.words, *(v for _, v in n.assigns), *(r.target for r in n.redirs if r.target)]:
+                stack.extend(s.body for s in w.substs)
+        elif isinstance(n, Seq):
+            stack.extend(n.items)
+        elif isinstance(n, Pipeline):
+            stack.extend(n.members)
+        elif isinstance(n, AndOr):
+            stack.extend(n.items)
+        elif isinstance(n, Compound):
+            stack.extend(p for _, p in n.parts)
+            stack.extend(s.body for w in n.words for s in w.substs)
+    return out
+
+
+def _has_command(seq: Seq) -> bool:
+    return any(c.words for c in _commands(seq))
+
+
+def _drop_cut_command(seq: Seq, cut_at: int, notes: list[str]) -> None:
+    """The text was cut: a command whose *name* reaches the cut (``… && break; sle``) is a
+    fragment, not a program; its arguments being cut is fine (the name is whole)."""
+    cmds = [c for c in _commands(seq) if c.words]
+    if not cmds:
+        return
+    last = max(cmds, key=lambda c: c.start)
+    if last.words[0].end >= cut_at:
+        notes.append(f"dropped {last.words[0].text!r}: its name is cut off by the end of the text")
+        last.words.clear()
+        last.assigns.clear()

@@ -1,0 +1,60 @@
+"""Command string → ``ShellScript``: every simple command at every depth, with what runs it.
+
+``parse(text)`` never raises, whatever the text (NUL bytes, lone quotes, invalid surrogates,
+megabytes): a broken command comes back ``recovered`` (repaired or error-recovered) or
+``failed`` with the reason in ``notes``. Results are memoised per distinct text and shared
+between callers: treat them as read-only.
+
+How: tree-sitter-bash with a shim for its known bugs and a self-check; flagged commands are
+re-parsed with mvdan/sh (``shfmt``, optional); cut or unbalanced ones are repaired by closing
+what is open (``_levels``). Then wrappers are stripped and nested scripts followed (ssh,
+``bash -c``, ``su -c``, heredocs fed to shells, tmux, watch, docker/kubectl exec) up to 4 levels
+(``_lower``). Script files written by heredocs are linked across a session by ``resolve``.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from analyzer.shell._levels import parse_level, sanitize
+from analyzer.shell._lower import FileLookup, Lowerer, lone_exec
+from analyzer.shell.model import ShellFrame, ShellScript
+
+__all__ = ["clear_caches", "harness_frame", "parse"]
+
+
+def parse(text: str) -> ShellScript:
+    """Parse one command string (a tool call's ``command``)."""
+    if not isinstance(text, str):
+        text = text.decode("utf-8", "replace") if isinstance(text, (bytes, bytearray)) else str(text)
+    return _parse_cached(text)
+
+
+@functools.lru_cache(maxsize=8192)
+def _parse_cached(text: str) -> ShellScript:
+    return build(text, None)
+
+
+def build(text: str, lookup: FileLookup | None) -> ShellScript:
+    """Uncached parse; ``lookup`` resolves script files written earlier (see ``resolve``)."""
+    try:
+        return Lowerer(text, lookup).run()
+    except (RecursionError, MemoryError) as exc:
+        return ShellScript(source=text, status="failed", parser="none", notes=[f"too large to parse: {exc!r}"])
+    except Exception as exc:  # never let one odd command stop a batch; the note says what broke
+        return ShellScript(source=text, status="failed", parser="none",
+                           notes=[f"internal parser error: {type(exc).__name__}: {exc}"])
+
+
+def harness_frame(script: ShellScript, argv0: tuple[str, ...] = ("bash", "-c")) -> ShellFrame:
+    """The frame of the harness shell that runs ``script.source`` (``bash -c '<command>'``), with
+    ``execs_last`` set when the command is a lone simple command bash would exec."""
+    level = parse_level(script.source)
+    return ShellFrame(argv=(*argv0, sanitize(script.source)), via="harness",
+                      execs_last=level.status == "ok" and lone_exec(level.seq))
+
+
+def clear_caches() -> None:
+    """Forget memoised parses (tests that swap the fallback parser; benchmarks of distinct texts)."""
+    _parse_cached.cache_clear()
+    parse_level.cache_clear()

@@ -160,9 +160,10 @@ def _value(s: str, i: int, cut: set[int], depth: int) -> tuple[Any, int]:
         text = m.group()
         return (float(text) if any(ch in text for ch in ".eE") else int(text)), m.end()
     for word, val in _LITERALS:
-        if s.startswith(word, i):
+        piece = s[i: i + len(word)]  # never slice to the end: that would copy the rest of a big file
+        if piece == word:
             return val, i + len(word)
-        if word.startswith(s[i:]):
+        if i + len(piece) == len(s) and word.startswith(piece):
             raise _Cut(_NOTHING)
     raise _Bad
 

@@ -48,6 +48,9 @@ class ShellFrame(BaseModel):
     execs_last: bool = False
     """The script is a lone simple command, so bash ``exec``s it and no shell process remains to
     be hit (shell-semantics §5, B5)."""
+    interactive: bool = False
+    """An interactive shell fed commands from a terminal (OpenHands' tmux bash, a user's terminal):
+    its argv holds no command text, and it ignores SIGTERM (only SIGKILL/SIGHUP end it)."""
 
 
 class SimpleCommand(BaseModel):

@@ -528,6 +528,24 @@ KIND_PREFIXED_UNIT: Final = re.compile(
     r"|[a-z0-9]+[-_][\w.-]+))(?![\w-])"
 )
 
+ENTITY_GATES: Final[dict[re.Pattern[str], tuple[str, ...]]] = {
+    UNIT_SUFFIX: (".service", ".socket", ".timer", ".target", ".mount", ".slice", ".scope"),
+    SYSTEMCTL_UNIT: ("systemctl",),
+    DOCKER_CONTAINER: ("docker",),
+    KIND_PREFIXED_UNIT: tuple(f"{k}{sep}" for k in sorted(KIND_PREFIXES) for sep in "-_"),
+    HOSTPORT: (":",),
+    PORTWORD: ("port",),
+    DOCKER_PUBLISH: ("-p", "--publish"),
+    POSITIONAL_PORT: ("http.server",),
+    BARE_PORT: ("on ", "at "),
+    USER_AT_HOST: ("@",),
+    IPV4: (".",),
+    LOCALHOST: ("localhost",),
+    MARKED_HOST: ("on ", "at ", "to ", "from ", "into ", "onto ", "ssh "),
+    SUFFIXED_HOST: ("machine", "box", "host", "node", "vm"),
+}
+"""Lowercase strings one of which must occur for a regex to be worth running (most messages have no ports)."""
+
 # --- pastes ---------------------------------------------------------------------------------------------
 HARNESS_BLOCK: Final = re.compile(
     r"<(?P<tag>[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+)(?:\s[^>]*)?>.*?</(?P=tag)\s*>", re.S

@@ -35,7 +35,7 @@ import spacy
 from spacy.language import Language
 from spacy.matcher import Matcher, PhraseMatcher
 from spacy.tokenizer import Tokenizer
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Token
 from spacy.util import filter_spans
 
 from analyzer.lifecycle import _patterns as P
@@ -220,7 +220,7 @@ def read_messages(texts: Iterable[str]) -> list[MessageReading]:
     if missing:
         pipe = _pipeline()
         prepared = [_prepare(text) for text in missing]
-        docs = pipe.nlp.pipe(prep.masked for prep in prepared)
+        docs = pipe.nlp.pipe(prep.compact for prep in prepared)
         for text, prep, doc in zip(missing, prepared, docs, strict=True):
             reading = _Reader(pipe, text, prep, doc).read()
             found[text] = reading
@@ -247,6 +247,8 @@ class _Pipeline:
     """Every other cue pattern, expanded to its fixed word sequences."""
     kinds: PhraseMatcher
     verb_forms: dict[str, tuple[str, str]]
+    wild_first: frozenset[str]
+    """First words of the Matcher's patterns: a message with none of them skips the Matcher."""
 
 
 _PIPELINE: _Pipeline | None = None
@@ -267,6 +269,7 @@ def _build_pipeline() -> _Pipeline:
     tokenizer.token_match = P.IDENT_TOKEN.fullmatch
     cues = Matcher(nlp.vocab, validate=True)
     phrases = PhraseMatcher(nlp.vocab, attr="LOWER")
+    wild_first: set[str] = set()
     groups: dict[str, list[P.TokenPattern]] = {
         **P.VERB_PATTERNS,
         **P.STATE_PATTERNS,
@@ -287,12 +290,14 @@ def _build_pipeline() -> _Pipeline:
                 fixed.update(expanded)
         if wild:
             cues.add(label, wild)
+            wild_first.update(word for pattern in wild for word in pattern[0]["LOWER"]["IN"])
         if fixed:
             phrases.add(label, [Doc(nlp.vocab, words=list(words)) for words in sorted(fixed)])
     kinds = PhraseMatcher(nlp.vocab, attr="LOWER")
     for alias, canonical in P.KIND_ALIASES.items():
         kinds.add(canonical, [nlp.make_doc(alias)])
-    return _Pipeline(nlp=nlp, cues=cues, phrases=phrases, kinds=kinds, verb_forms=P.verb_forms())
+    return _Pipeline(nlp=nlp, cues=cues, phrases=phrases, kinds=kinds, verb_forms=P.verb_forms(),
+                     wild_first=frozenset(wild_first))
 
 
 # --- pastes: what is not the user's own words ----------------------------------------------------------
@@ -302,8 +307,17 @@ def _build_pipeline() -> _Pipeline:
 class _Prepared:
     masked: str
     """The text with skipped parts blanked out (same length, so offsets stay valid)."""
+    compact: str
+    """What spaCy reads: each skipped part is one newline (long blank runs make its tokenizer slow)."""
+    shifts: tuple[tuple[int, int], ...]
+    """(position in ``compact``, offset to add there to get the position in the text), ascending."""
     skipped: tuple[Skipped, ...]
     truncated: bool
+
+    def original(self, pos: int) -> int:
+        """A position in ``compact`` as a position in the text."""
+        k = bisect_right(self.shifts, (pos, len(self.masked) + 1)) - 1
+        return pos + self.shifts[k][1]
 
 
 _APOSTROPHES: Final = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
@@ -311,10 +325,13 @@ _APOSTROPHES: Final = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"
 
 def _prepare(text: str) -> _Prepared:
     regions = _fences(text)
-    regions += [(m.start(), m.end(), "harness") for m in P.HARNESS_BLOCK.finditer(text)]
-    regions += [(m.start(), m.end(), "harness") for m in P.HARNESS_LINE.finditer(text)]
+    if "</" in text:
+        regions += [(m.start(), m.end(), "harness") for m in P.HARNESS_BLOCK.finditer(text)]
+    if "[Request interrupted" in text or "Caveat:" in text:
+        regions += [(m.start(), m.end(), "harness") for m in P.HARNESS_LINE.finditer(text)]
     regions += _pasted_lines(text)
-    regions += [(m.start(), m.end(), "quote") for m in P.QUOTED.finditer(text)]
+    if '"' in text or "\u201c" in text:
+        regions += [(m.start(), m.end(), "quote") for m in P.QUOTED.finditer(text)]
     truncated = len(text) > MAX_ANALYSED_CHARS
     if truncated:
         head = _word_boundary(text, HEAD_CHARS)
@@ -322,8 +339,9 @@ def _prepare(text: str) -> _Prepared:
         if tail > head:
             regions.append((head, tail, "length-cap"))
     merged = _merge(regions, text)
-    masked = _blank(text.translate(_APOSTROPHES), merged)
-    return _Prepared(masked, tuple(Skipped(s, e, r) for s, e, r in merged), truncated)
+    normalised = text.translate(_APOSTROPHES)
+    masked, compact, shifts = _blank(normalised, merged)
+    return _Prepared(masked, compact, shifts, tuple(Skipped(s, e, r) for s, e, r in merged), truncated)
 
 
 def _fences(text: str) -> list[tuple[int, int, str]]:
@@ -356,9 +374,10 @@ def _pasted_lines(text: str) -> list[tuple[int, int, str]]:
         body = line.rstrip("\r\n")
         if not body.strip():
             continue
-        signature = P.SERVER_LOG_SIGNATURE.search(body)
-        indent = len(body) - len(body.lstrip())
-        is_log = bool(P.LOG_LINE.match(body)) or (signature is not None and signature.start() - indent <= 12)
+        is_log = P.LOG_LINE.match(body) is not None
+        signature = None if is_log else P.SERVER_LOG_SIGNATURE.search(body)
+        if signature is not None and signature.start() - (len(body) - len(body.lstrip())) <= 12:
+            is_log = True
         if is_log or P.CODE_LINE.match(body):
             run.append((start, start + len(body), is_log))
             continue
@@ -389,16 +408,23 @@ def _merge(regions: list[tuple[int, int, str]], text: str) -> list[tuple[int, in
     return merged
 
 
-def _blank(text: str, regions: list[tuple[int, int, str]]) -> str:
-    # a skipped part becomes one whitespace token that starts with a newline: a sentence break
-    pieces: list[str] = []
+def _blank(text: str, regions: list[tuple[int, int, str]]) -> tuple[str, str, tuple[tuple[int, int], ...]]:
+    """The text with each skipped part blanked (same length) and compacted to one newline (a sentence
+    break), plus the offset table from compact positions back to text positions."""
+    blanked: list[str] = []
+    compact: list[str] = []
+    shifts: list[tuple[int, int]] = [(0, 0)]
     pos = 0
+    size = 0
     for start, end, _ in regions:
-        pieces.append(text[pos:start])
-        pieces.append("\n" + " " * (end - start - 1))
+        blanked += [text[pos:start], "\n" + " " * (end - start - 1)]
+        compact += [text[pos:start], "\n"]
+        size += start - pos + 1
+        shifts.append((size, end - size))
         pos = end
-    pieces.append(text[pos:])
-    return "".join(pieces)
+    blanked.append(text[pos:])
+    compact.append(text[pos:])
+    return "".join(blanked), "".join(compact), tuple(shifts)
 
 
 # --- entities --------------------------------------------------------------------------------------------
@@ -416,6 +442,12 @@ def _year_like(raw: str) -> bool:
     return len(raw) == 4 and raw[:2] in ("19", "20")
 
 
+_GATES: Final = re.compile("(?=(" + "|".join(
+    re.escape(g) for g in sorted({g for gates in P.ENTITY_GATES.values() for g in gates}, key=len, reverse=True)
+) + "))")
+"""One pass over the message finds which entity regexes are worth running."""
+
+
 def _segments(prep: _Prepared) -> list[tuple[int, int]]:
     """The parts of the text that are read (the complement of the skipped parts)."""
     out: list[tuple[int, int]] = []
@@ -429,11 +461,14 @@ def _segments(prep: _Prepared) -> list[tuple[int, int]]:
     return out
 
 
-def _find_entities(prep: _Prepared, doc: Doc, pipe: _Pipeline) -> list[Entity]:
+def _find_entities(prep: _Prepared, doc: Doc, pipe: _Pipeline, tokens: list[Token]) -> list[Entity]:
     masked = prep.masked
     segments = _segments(prep)
+    present = {m.group(1) for m in _GATES.finditer(prep.compact.lower())}  # overlapping: "-p" in "--port"
 
     def scan(rx: re.Pattern[str]) -> Iterator[re.Match[str]]:
+        if present.isdisjoint(P.ENTITY_GATES[rx]):
+            return
         # only the read parts: regexes over long blanked pastes would cost as much as the pastes
         for start, end in segments:
             yield from rx.finditer(masked, start, end)
@@ -494,14 +529,16 @@ def _find_entities(prep: _Prepared, doc: Doc, pipe: _Pipeline) -> list[Entity]:
     kinds: list[Entity] = []
     spans = filter_spans(pipe.kinds(doc, as_spans=True))
     for span in spans:
-        kinds.append(Entity(EntityLabel.kind, span.label_, span.start_char, span.end_char, span.text))
-    for token in doc:
+        start, end = prep.original(span.start_char), prep.original(span.end_char - 1) + 1
+        kinds.append(Entity(EntityLabel.kind, span.label_, start, end, masked[start:end]))
+    for token in tokens:
         low = token.lower_
         if ("-" in low or "." in low) and low not in P.KIND_ALIASES:
             prefix = low.replace("_", "-").split("-")[0].split(".")[0]
             if prefix in P.KIND_PREFIXES and prefix in P.KIND_ALIASES:
-                kinds.append(Entity(EntityLabel.kind, P.KIND_ALIASES[prefix], token.idx,
-                                    token.idx + len(token), token.text))
+                start = prep.original(token.idx)
+                kinds.append(Entity(EntityLabel.kind, P.KIND_ALIASES[prefix], start, start + len(token),
+                                    token.text))
 
     # first come, first kept: units, then ports, kinds, hosts; a host may sit inside a port ("localhost:8080")
     chosen: list[Entity] = []
@@ -614,9 +651,9 @@ class _Reader:
         self.low = [t.lower_ for t in content]
         self.n = len(content)
         self.doc_to_content = {t.i: k for k, t in enumerate(content)}
-        self.starts = [t.idx for t in content]
-        self.ends = [t.idx + len(t) for t in content]
-        self.entities = _find_entities(prep, doc, pipe)
+        self.starts = [prep.original(t.idx) for t in content]
+        self.ends = [start + len(t) for start, t in zip(self.starts, content, strict=True)]
+        self.entities = _find_entities(prep, doc, pipe, content)
         self.entity_at: list[int | None] = [None] * self.n
         self._index_entities()
         self.hits: list[_Hit] = []
@@ -640,7 +677,10 @@ class _Reader:
     def _cues(self) -> list[_Cue]:
         found: list[_Cue] = []
         strings = self.pipe.nlp.vocab.strings
-        for match_id, start, end in [*self.pipe.cues(self.doc), *self.pipe.phrases(self.doc)]:
+        matches = list(self.pipe.phrases(self.doc))
+        if not self.pipe.wild_first.isdisjoint(self.low):
+            matches += self.pipe.cues(self.doc)
+        for match_id, start, end in matches:
             first = self.doc_to_content.get(start)
             last = self.doc_to_content.get(end - 1)
             if first is None or last is None:
@@ -906,6 +946,8 @@ class _Reader:
                 pass
             elif j == clause.start and self._is_entity(j, EntityLabel.kind) and j == i - 1:
                 pass  # "vllm serve …", "ollama serve": a command line
+            elif w == "why" and clause.qkind == "request":
+                return _Context(None, False, you, already)  # "why don't you restart it": a suggestion
             else:
                 return _Context(j, negated, you, already)
             j -= 1

@@ -241,8 +241,8 @@ class Lowerer:
             background_by = "&"
         elif st.detach or analysis.detach_self:
             background_by = "detach"
-        elif scope.background:
-            background_by = "caller"
+        elif scope.background_by is not None:
+            background_by = scope.background_by
 
         env = {} if st.clear_env else dict(w.env)
         env.update((name, value.text) for name, value in c.assigns)
@@ -359,7 +359,7 @@ class Lowerer:
             depth=scope.depth + 1, host=scope.host, via=via, shells=scope.shells,
             contexts=tuple(cmd.contexts), background=bg_by is not None, background_by=bg_by,
             container=scope.container, parent=index,
-            span=scope.span if scope.span is not None else (span or cmd.span),
+            span=scope.span if scope.span is not None else self._span(*span) if span else cmd.span,
         )
 
     def nest(self, plan: nested_mod.Plan, cmd: SimpleCommand, index: int, scope: _Scope, w: _Walk) -> None:

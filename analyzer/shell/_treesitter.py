@@ -51,10 +51,22 @@ class TsResult:
     has_error: bool = False
 
 
+# tree-sitter-bash 0.25's scanner calls C `isdigit()` on the character after `{` (and after
+# `{1..`) when it looks for a brace expansion: with a non-ASCII code point that indexes past
+# glibc's ctype table and can segfault the process (e.g. "{" + chr(0xEE7A8)). Such characters are
+# word characters to the grammar either way, so the bytes tree-sitter sees get ASCII filler of
+# the same length there; the text the words are cut from is the original.
+_BRACE_HAZARD = re.compile(rb"(\{[0-9]*(?:\.\.[0-9]*)?)([\x80-\xff]+)")
+
+
+def _safe_bytes(src: bytes) -> bytes:
+    return _BRACE_HAZARD.sub(lambda m: m.group(1) + b"x" * len(m.group(2)), src)
+
+
 def parse(text: str) -> TsResult:
     """Parse ``text`` (already free of lone surrogates) into the small tree."""
     src = text.encode("utf-8")
-    tree = _PARSER.parse(src)
+    tree = _PARSER.parse(src if len(src) == len(text) else _safe_bytes(src))
     root = tree.root_node
     conv = _Converter(text, src)
     seq = conv.statements(root.children)

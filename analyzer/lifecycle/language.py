@@ -327,7 +327,7 @@ def _prepare(text: str) -> _Prepared:
     regions = _fences(text)
     if "</" in text:
         regions += [(m.start(), m.end(), "harness") for m in P.HARNESS_BLOCK.finditer(text)]
-    if "[Request interrupted" in text or "Caveat:" in text:
+    if "[Request interrupted" in text or "Caveat:" in text or text.startswith("This session is being continued"):
         regions += [(m.start(), m.end(), "harness") for m in P.HARNESS_LINE.finditer(text)]
     regions += _pasted_lines(text)
     if '"' in text or "\u201c" in text:
@@ -561,7 +561,9 @@ def _is_kind(name: str) -> bool:
 
 
 def _hostname_like(name: str) -> bool:
-    if not any(ch.isdigit() or ch in "-." for ch in name):
+    # a digit (gpu2, ct200, gpu-node-3) or a dotted name (db.internal.example): hyphenated English words
+    # ("to re-import", "on follow-up") are not hosts
+    if not (any(ch.isdigit() for ch in name) or name.count(".") >= 2):
         return False
     if P.NOT_A_HOST.match(name) or _is_kind(name):
         return False
@@ -582,8 +584,12 @@ _READY_FOR_OK: Final = frozenset({"use", "requests", "traffic", "inference", "se
                                   "serve", "connections", "benchmarking", "benchmark", "testing", "queries"})
 _QUESTION_SUBJECTS: Final = frozenset({"you", "u", "we", "they", "i", "it", "the", "this", "that", "these",
                                        "those", "anything", "everything", "sglang", "vllm", "ollama", "tgi"})
-_BARE_FOLLOWERS: Final = frozenset({"and", "now", "yet", "again", "on", "at", "with", "fine", "already", "too",
-                                    "finally", "though", "there", "here", "ok", "okay", "thanks", "btw", "but", "so", "as", "after", "since", "for", "lol"})
+_BARE_FOLLOWERS: Final = frozenset({
+    "and", "now", "yet", "again", "on", "at", "with", "fine", "already", "too", "finally", "though", "there",
+    "here", "ok", "okay", "thanks", "btw", "but", "so", "as", "after", "since", "for", "lol", "to", "from", "in",
+    "of", "when", "while", "because", "anymore", "either",
+})
+"""Words that may follow a subject-less state word ("up now", "down again", "refused from the api")."""
 
 
 @dataclass(slots=True)
@@ -820,6 +826,7 @@ class _Reader:
         if self.n == 0:
             return self._result([])
         cues = self._cues()
+        self._cue_starts = {c.start for c in cues}
         sentences = self._sentences()
         clauses = self._clauses(sentences, cues)
         self._question_kinds(clauses)
@@ -915,8 +922,9 @@ class _Reader:
 
     # -- verbs --------------------------------------------------------------------------------------------
 
-    def _context(self, i: int, clause: _Clause) -> _Context:
-        """Scan back from a verb over words that may stand before an imperative."""
+    def _context(self, i: int, clause: _Clause, command: bool = True) -> _Context:
+        """Scan back from a verb over words that may stand before an imperative. With ``command``, a
+        server kind right before the verb at the clause start is a command line ("vllm serve …")."""
         negated = you = already = wants = False
         j = i - 1
         while j >= clause.start:
@@ -944,7 +952,7 @@ class _Reader:
                 you = True
             elif (w == "i" and wants) or w in P.IMPERATIVE_SKIP or w in P.AUXILIARIES or w in P.REQUEST_MODALS or w == "do" or w == "does":
                 pass
-            elif j == clause.start and self._is_entity(j, EntityLabel.kind) and j == i - 1:
+            elif command and j == clause.start and self._is_entity(j, EntityLabel.kind) and j == i - 1:
                 pass  # "vllm serve …", "ollama serve": a command line
             elif w == "why" and clause.qkind == "request":
                 return _Context(None, False, you, already)  # "why don't you restart it": a suggestion
@@ -1041,14 +1049,21 @@ class _Reader:
         first = self.low[cue.start]
         lemma, form = self.pipe.verb_forms.get(first, (first, "base"))
         phrasal = cue.end - cue.start > 1
-        ctx = self._context(cue.start, clause)
+        ctx = self._context(cue.start, clause, command=form == "base")
         if (form == "base" and ctx.subject is not None and self.low[ctx.subject] in ("a", "another", "quick")
                 and intent == Intent.restart):
             self._noun_restart(cue, clause, ctx.subject)
             return
         if form == "ger":
-            if cue.start > clause.start and self.low[cue.start - 1] in ("try", "trying"):
+            before = self.low[cue.start - 1] if cue.start > 0 else ""
+            if cue.start > clause.start and before in ("try", "trying"):
                 form, ctx = "base", _Context(None, ctx.negated, ctx.you, ctx.already)
+            elif before in ("before", "then") and clause.qkind is None and not ctx.negated:
+                # "shut down the old one before launching the new one": the next step of an instruction
+                obj = self._object(cue, clause, phrasal)
+                if self._object_ok(lemma, obj):
+                    self._add(intent, 0.7, [(cue.start, cue.end)], cue.start, obj.mention)
+                return
             elif clause.qkind in ("plain", "suggest") and self._verb_relevant(cue, clause, ctx):
                 self._question([(cue.start, cue.end)], cue.start)
                 return
@@ -1067,7 +1082,7 @@ class _Reader:
         obj = self._object(cue, clause, phrasal)
         if obj.cls == "none":
             obj = self._shared_object(clause) or obj
-        if not self._object_ok(lemma, obj) and not (ctx.negated and obj.cls == "none"):
+        if not self._object_ok(lemma, obj):
             return
         span = [(cue.start, cue.end)]
         if clause.qkind in ("plain", "opinion", "why"):
@@ -1206,6 +1221,8 @@ class _Reader:
                 self.used.update(range(verb.start, verb.end))
                 spans.append((verb.start, verb.end))
                 end = verb.end
+            elif words[-1] == "to":
+                return  # "no need to re-import it": not about a server
         obj = self._hold_object(cue, words, end, clause)
         if obj.cls == "nonserver":
             return
@@ -1279,10 +1296,12 @@ class _Reader:
         if tier != "USE" and words[0] in P.NOMINAL_DOWN and cue.start > 0 and self.low[
                 cue.start - 1] in _DETERMINERS:
             return
-        negated = past = copula = already = False
+        negated = past = copula = already = hypothetical = False
         j = cue.start - 1
         while j >= clause.start:
             w = self.low[j]
+            if w in P.HYPOTHETICAL:
+                hypothetical = True
             if w in P.NEGATORS:
                 negated = True
             elif w == "already":
@@ -1313,10 +1332,14 @@ class _Reader:
                 subject, mention = self._subject_class(head, clause)
             elif self.low[head] in P.REPORT_VERBS and not ready:
                 subject, mention = self._subject_class(head - 1, clause) if head > clause.start else ("none", None)
+                if subject == "blocked" and tier == "S":
+                    subject = "none"  # "I'm getting connection refused": the user reports the server's answer
             else:
                 return
         if not self._subject_allowed(tier, subject, head, cue):
             return
+        if hypothetical and not negated and clause.qkind is None:
+            return  # "it should work now": an expectation
         if words == ["work"] and subject == "none":
             return  # "great work", "work on X"
         if words[0] in ("works", "work") and head is not None and self.low[head] == "that":
@@ -1378,7 +1401,7 @@ class _Reader:
             return cue.end + 1 < clause.end and self._is_entity(cue.end + 1)
         if subject == "none" and not copula and nxt and nxt not in _BARE_FOLLOWERS and any(
                 ch.isalnum() for ch in nxt) and not self._is_entity(cue.end):
-            return word not in ("up", "ready", "running", "working", "live")
+            return cue.end in self._cue_starts  # "502 bad gateway"; not "responsive layout", "up next"
         return True
 
     # -- sentence-level cues --------------------------------------------------------------------------

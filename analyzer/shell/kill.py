@@ -35,7 +35,7 @@ from analyzer.shell.kill_chain import (
     script_launches,
     siblings_of,
 )
-from analyzer.shell.kill_harness import agent_process, harness_frame, harness_wraps_command
+from analyzer.shell.kill_harness import agent_process, harness_frame, harness_process, harness_wraps_command
 from analyzer.shell.kill_match import (
     Candidate,
     GrepFilter,
@@ -69,6 +69,7 @@ __all__ = [
     "agent_process",
     "evaluate",
     "harness_frame",
+    "harness_process",
     "task_stop",
 ]
 
@@ -198,14 +199,23 @@ class _Ctx:
 
 
 def _platform_for(host: str | None, default: str, platforms: Mapping[str | None, str] | None) -> tuple[str, str | None]:
+    where = "the local machine" if host is None else host
     if platforms:
         for key, value in platforms.items():
             if host_key(key) == host_key(host):
-                return normalize_platform(value), None
+                plat = normalize_platform(value)
+                return plat, f"{where}: {_PLATFORM_WORDS[plat]} (as inferred for this host)"
     if host is None:
         plat = normalize_platform(default)
-        return plat, ("assumed macOS: BSD pkill spares its ancestors unless -a" if plat == "macos" else None)
+        return plat, f"{where}: {_PLATFORM_WORDS[plat]}"
     return "linux", f"{host}: ssh target (assumed Linux)"
+
+
+_PLATFORM_WORDS = {
+    "linux": "Linux tools assumed (procps pkill spares only itself, psmisc killall/fuser)",
+    "macos": "assumed macOS: BSD pkill spares its ancestors unless -a; killall -m, no fuser ports",
+    "freebsd": "assumed FreeBSD: BSD pkill spares its ancestors unless -a",
+}
 
 
 # ---------------------------------------------------------------- dispatch
@@ -276,6 +286,12 @@ def _match_reason(written: str, m: Match, full: bool, link: ChainLink | None, ou
     return text
 
 
+def _relays(link: ChainLink, sig_name: str) -> bool:
+    """sudo forwards catchable signals to its command instead of dying."""
+    return bool(link.process.argv) and os.path.basename(link.process.argv[0]) == "sudo" and sig_name not in (
+        "KILL", "STOP")
+
+
 def _frame_outcome(link: ChainLink, sig_name: str, kind: str) -> tuple[bool, str]:
     """(dies, words) for a shell of the kill's own chain that receives ``sig_name``."""
     frame = link.frame
@@ -286,10 +302,10 @@ def _frame_outcome(link: ChainLink, sig_name: str, kind: str) -> tuple[bool, str
     if not is_fatal(sig_name):
         return False, ""
     if frame is None:
-        relay = ""
-        if os.path.basename(link.process.argv[0]) == "sudo" and sig_name != "KILL":
-            relay = ", and sudo relays the signal to the command it runs, which can stop that command early"
-        return True, f"; it dies with SIG{sig_name}{relay}"
+        if _relays(link, sig_name):
+            return False, (f"; sudo catches SIG{sig_name} and relays it to the command it runs ({kind}), "
+                           "which dies there (procps merge request 160)")
+        return True, f"; it dies with SIG{sig_name}"
     return True, f"; it dies with SIG{sig_name}, so the commands after this {kind} in it never run"
 
 
@@ -326,14 +342,18 @@ def _add_matches(
             if dies and link.frame is not None:
                 v.killed_frames.append(link.frame)
                 v.harness_killed = v.harness_killed or link.harness
+            rest = [x for x in matches if x.candidate.order > m.candidate.order]
+            names = ", ".join(x.candidate.process.describe() for x in rest)
             if stop_at_own_shell and link is innermost and dies:
-                rest = [x for x in matches if x.candidate.order > m.candidate.order]
                 if rest:
-                    names = ", ".join(x.candidate.process.describe() for x in rest)
                     v.notes.append(
                         f"kill is a shell builtin: it signalled its own shell before reaching {names}, "
                         "which it never signals"
                     )
+                break
+            if _relays(link, v.signal_name) and link.birth == ctx.cmd.position and not stop_at_own_shell:
+                if rest:
+                    v.notes.append(f"{kind} dies from the signal sudo relays before reaching {names}")
                 break
             continue
         extra = ""
@@ -502,7 +522,13 @@ def _kill(ctx: _Ctx, argv: list[str], *, external: bool, piped: bool) -> KillVer
             sources.append(_job_source(ctx, t))
             continue
         if "$" in t:
-            v.unresolved.append(t)
+            assigned = _assigned_substitution(ctx, t)
+            if assigned is not None:
+                sources.append(_pid_source(ctx, assigned))
+                v.notes.append(f"{t} was assigned from `$({_as_written(assigned[0].effective_argv, 40)} …)` earlier "
+                               "in this command")
+            else:
+                v.unresolved.append(t)
             continue
         if re.fullmatch(r"-?\d+", t):
             n = int(t)
@@ -623,6 +649,39 @@ def _substitutions_before(ctx: _Ctx) -> list[list[SimpleCommand]]:
         else:
             groups.append([c])
     return groups
+
+
+def _assigned_substitution(ctx: _Ctx, word: str) -> list[SimpleCommand] | None:
+    """``PID=$(pgrep -f x); kill $PID``: the substitution pipeline assigned to the variable.
+
+    The parser has no assignment-only statements, so we find ``NAME=$(`` in the text and pair it
+    with the substitution pipelines, of the same shell, that no command consumed."""
+    m = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", word.strip('"'))
+    if m is None:
+        return None
+    name = m.group(1)
+    hits = [a.end() for a in re.finditer(rf"(?<![\w$]){name}=(?:\$\(|`)", ctx.script.source)]
+    if not hits:
+        return None
+    cmd = ctx.cmd
+    before = [c for c in ctx.script.commands if c.position < cmd.position and c.shells == cmd.shells
+              and c.host == cmd.host and c.container == cmd.container]
+    orphans: list[list[SimpleCommand]] = []
+    for i, c in enumerate(before):
+        if "substitution" not in c.contexts:
+            continue
+        if orphans and c.connector in ("|", "|&") and orphans[-1][-1] is before[i - 1]:
+            orphans[-1].append(c)
+            continue
+        nxt = next((d for d in before[i + 1 :] if "substitution" not in d.contexts), cmd)
+        if not any("$(" in a or "`" in a for a in nxt.argv):
+            orphans.append([c])
+    for group in reversed(orphans):
+        head = group[0].argv[0] if group[0].argv else ""
+        if any(ctx.script.source.startswith(head, h) or ctx.script.source[h : h + 40].lstrip().startswith(head)
+               for h in hits):
+            return group
+    return None
 
 
 def _pid_source(ctx: _Ctx, pipeline: list[SimpleCommand]) -> _PidSource:

@@ -38,7 +38,7 @@ _BUILTINS = frozenset({
 # wrappers whose process stays (it forks the command and waits) and so is an ancestor of it
 LINGERING = frozenset({
     "sudo", "timeout", "watch", "strace", "flock", "xargs", "su", "runuser", "script", "unbuffer",
-    "parallel", "gtimeout", "ltrace", "valgrind", "perf",
+    "parallel", "gtimeout", "ltrace", "valgrind", "perf", "screen",
 })
 # prefixes that do not start a process of their own
 _NO_PROCESS = frozenset({"command", "builtin", "exec", "time", "noglob", "nocorrect"})
@@ -135,10 +135,16 @@ def exec_replaces(frame: ShellFrame, step: SimpleCommand, siblings: list[SimpleC
     return None
 
 
-def _wrapper_processes(step: SimpleCommand, birth: int) -> list[ChainLink]:
+def _wrapper_processes(step: SimpleCommand, birth: int, as_launcher: bool = False) -> list[ChainLink]:
     """Lingering wrappers of ``step`` (``sudo``, ``timeout``…): each is a process whose argv is
-    the rest of the command line from that word on."""
+    the rest of the command line from that word on. ``as_launcher``: ``step`` starts a nested
+    shell, and its own program stays as that shell's parent when it forks (``su``, ``watch``)."""
     links: list[ChainLink] = []
+    if as_launcher and os.path.basename(step.name) in LINGERING and step.effective_argv:
+        eff = tuple(step.effective_argv)
+        proc = Process(argv=eff, host=step.host, container=step.container, kind="other",
+                       label=f"`{step.name}` process running `{' '.join(eff)[:50]}`")
+        links.append(ChainLink(proc, None, True, birth=birth, description=f"the `{step.name}` process above it"))
     i = 0
     argv = step.argv
     while i < len(argv) and "=" in argv[i] and not argv[i].startswith("-"):
@@ -199,6 +205,10 @@ def build_chain(
         node = par
     links: list[ChainLink] = []
     local = cmd.host is None and cmd.container is None
+
+    def visible(c: SimpleCommand | None) -> bool:
+        return c is not None and c.host == cmd.host and c.container == cmd.container
+
     if harness is not None and local:
         step0 = launchers[0] if frames else cmd
         gone = None
@@ -207,12 +217,12 @@ def build_chain(
         proc = _frame_process(harness, True, None)
         links.append(ChainLink(proc, harness, gone is None, gone, harness=True, birth=-1,
                                description=_frame_description(harness, True)))
-        if step0 is not None and step0.host is None and step0.container is None:
-            links.extend(_wrapper_processes(step0, -1))
     for k, frame in enumerate(frames):
         step = launchers[k + 1] if k + 1 < len(frames) else cmd
         launcher = launchers[k]
         birth = launcher.position if launcher is not None else -1
+        if launcher is not None and visible(launcher):
+            links.extend(_wrapper_processes(launcher, birth, as_launcher=True))
         gone = exec_replaces(frame, step, siblings_of(step, script), platform) if step is not None else (
             "bash execs a lone simple command" if frame.execs_last else None
         )
@@ -220,10 +230,7 @@ def build_chain(
             proc = _frame_process(frame, False, cmd.container)
             links.append(ChainLink(proc, frame, gone is None, gone, birth=birth,
                                    description=_frame_description(frame, False)))
-        if step is not None and step.host == cmd.host and step.container == cmd.container:
-            links.extend(_wrapper_processes(step, step.position))
-    if not frames and not (harness is not None and local):
-        links.extend(_wrapper_processes(cmd, cmd.position))
+    links.extend(_wrapper_processes(cmd, cmd.position))
     return links
 
 

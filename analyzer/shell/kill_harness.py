@@ -30,7 +30,7 @@ import re
 from analyzer.shell.kill_model import Process
 from analyzer.shell.model import ShellFrame
 
-__all__ = ["agent_process", "harness_frame", "harness_wraps_command", "js_shell_quote"]
+__all__ = ["agent_process", "harness_frame", "harness_process", "harness_wraps_command", "js_shell_quote"]
 
 _CLAUDE_CWD = "/tmp/claude-a1b2-cwd"
 _GEMINI_TMP = "/tmp/shell_pgrep_0123456789ab.tmp"
@@ -107,7 +107,18 @@ def harness_wraps_command(frame: ShellFrame, command: str) -> bool:
     simple command and is alive during every command."""
     if frame.interactive:
         return True
-    return not (len(frame.argv) >= 3 and frame.argv[-1] == command)
+    return not (len(frame.argv) >= 3 and frame.argv[-1].strip() == command.strip())
+
+
+def harness_process(agent: str, command: str, *, task_id: str | None = None, shell: str | None = None) -> Process | None:
+    """The wrapper shell of a tool call that is still running (a background task): a process a
+    later ``pkill -f`` can hit like any other, since its argv holds that call's command text."""
+    frame = harness_frame(agent, command, shell=shell)
+    if frame is None:
+        return None
+    short = command if len(command) <= 40 else command[:39] + "…"
+    return Process(argv=frame.argv, kind="shell", task_id=task_id,
+                   label=f"agent shell running `{short}`" + (f" (task {task_id})" if task_id else ""))
 
 
 def agent_process(agent: str, *, install: str = "npm") -> Process:

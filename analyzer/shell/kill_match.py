@@ -188,7 +188,10 @@ def _apply(opts: PgrepOptions, key: str, value: str, bsd: bool) -> None:
     elif key == "v":
         opts.inverse = True
     elif key in ("u", "U"):
-        opts.users.extend(v for v in value.split(",") if v)
+        if "$" in value:
+            opts.notes.append(f"-{key} {value}: the user is unknown here, so that filter is ignored")
+        else:
+            opts.users.extend(v for v in value.split(",") if v)
     elif key == "P":
         opts.parents.extend(v for v in value.split(",") if v)
     elif key == "g":

@@ -314,7 +314,9 @@ def test_claude_harness_is_hit_by_a_pattern_in_the_command_and_never_execs() -> 
 def test_sudo_is_an_ancestor_that_pkill_hits() -> None:
     (v,) = run("sudo pkill -f zq_elevated", [Process(argv=("zq_elevated",), label="t")])
     assert labels(v) == ["t", "`sudo` wrapper of `sudo pkill -f zq_elevated`"]
-    assert "sudo relays the signal" in v.victims[1].reason
+    assert "sudo catches SIGTERM and relays it" in v.victims[1].reason
+    (k,) = run("sudo pkill -9 -f zq_elevated", [Process(argv=("zq_elevated",), label="t")])
+    assert "it dies with SIGKILL" in k.victims[1].reason
 
 
 def test_an_interactive_shell_ignores_sigterm() -> None:
@@ -421,3 +423,44 @@ def test_newest_and_exact_and_name_without_f() -> None:
     assert labels(x) == []
     (f,) = run("pkill zq_srv.*b", procs)  # without -f the subject is the name, not the argv
     assert labels(f) == []
+
+
+def test_pid_assigned_from_a_substitution_earlier_in_the_command() -> None:
+    (v,) = run("PID=$(pgrep -f launch_server); kill -9 $PID", [server(30000)])
+    assert v.mechanism == "kill-pgrep" and labels(v) == ["sglang :30000"] and not v.unresolved
+    (u,) = run("kill -9 $SERVER_PID", [server(30000)])
+    assert labels(u) == [] and u.unresolved == ["$SERVER_PID"]
+
+
+def test_exported_port_is_substituted_into_the_pattern() -> None:
+    (v,) = run('export P=30001; pkill -f "launch_server.*--port $P"', [server(30000), server(30001)])
+    assert labels(v) == ["sglang :30001"] and not v.unresolved
+
+
+def test_ps_grep_bracket_kill_in_the_claude_harness_kills_the_harness_before_the_relaunch() -> None:
+    text = ('kill -9 $(ps aux | grep "[l]aunch_server" | awk \'{print $2}\') 2>/dev/null; sleep 2; '
+            "nohup python -m sglang.launch_server --port 30001 > /tmp/s.log 2>&1 &")
+    script = parse(text)
+    (v,) = evaluate(script, [server(30001)], harness=harness_frame("claude-code", text))
+    assert v.mechanism == "ps-grep-kill"
+    assert labels(v)[0] == "sglang :30001" and v.harness_killed
+    relaunch = next(c for c in script.commands if c.name == "python")
+    assert v.skips(relaunch) and v.expected_exit == 137
+
+
+def test_a_background_task_shell_of_an_earlier_call_is_hit_too() -> None:
+    from analyzer.shell.kill import harness_process
+
+    bg = harness_process("claude-code", "npm run dev -- --port 5173", task_id="bash_1")
+    assert bg is not None and bg.kind == "shell" and bg.task_id == "bash_1"
+    dev = Process(argv=("node", "/app/node_modules/.bin/vite", "--port", "5173"), label="vite", task_id="bash_1")
+    (v,) = run("pkill -f 'port 5173'", [bg, dev], harness=harness_frame("claude-code", "pkill -f 'port 5173'"))
+    assert labels(v)[:2] == [bg.label, "vite"] and v.harness_killed
+
+
+def test_user_filter_with_a_variable_is_ignored_not_applied() -> None:
+    owned = Process(argv=("zq_srv",), user="alice", label="alice's")
+    (v,) = run("pkill -u $USER -f zq_srv", [owned])
+    assert labels(v) == ["alice's"] and any("$USER" in n for n in v.notes)
+    (w,) = run("pkill -u bob -f zq_srv", [owned])
+    assert labels(w) == []

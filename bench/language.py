@@ -45,7 +45,8 @@ def accuracy(cases: list[dict[str, object]]) -> None:
         for c, r in zip(cases, readings, strict=True)
     )
     entities = sum(
-        all(sorted(getattr(r, key)) == sorted(c.get(key) or []) for key in ("ports", "kinds", "hosts", "units"))
+        all(sorted(getattr(r, key)) == sorted(c.get(key) or [])  # type: ignore[type-var]
+            for key in ("ports", "kinds", "hosts", "units"))
         for c, r in zip(cases, readings, strict=True)
     )
     print(f"exact intent sets: {exact}/{len(cases)}   exact entities (ports, kinds, hosts, units): "
@@ -58,7 +59,8 @@ def _log_paste(rng: random.Random, lines: int) -> str:
         kind = rng.random()
         if kind < 0.5:
             out.append(f"INFO 11-02 10:{i % 60:02d}:{rng.randrange(60):02d} engine.py:{rng.randrange(900)}] "
-                       f"Avg prompt throughput: {rng.random() * 900:.1f} tokens/s, Running: {rng.randrange(64)} reqs")
+                       f"Avg prompt throughput: {rng.random() * 900:.1f} tokens/s, "
+                       f"Running: {rng.randrange(64)} reqs")
         elif kind < 0.8:
             out.append(f"INFO:     127.0.0.1:{rng.randrange(30000, 60000)} - \"POST /v1/chat/completions "
                        f"HTTP/1.1\" 200 OK")
@@ -104,13 +106,15 @@ def throughput(label: str, texts: list[str], runs: int, reader: Callable[[list[s
         rates.append(len(batch) / (time.perf_counter() - start))
     size = sum(map(len, texts)) / len(texts)
     print(f"{label:<34} {len(texts):>6} msgs  mean {size:>7.0f} chars  "
-          f"{statistics.median(rates):>7.0f} msg/s (median of {runs}; min {min(rates):.0f}, max {max(rates):.0f})")
+          f"{statistics.median(rates):>7.0f} msg/s "
+          f"(median of {runs}; min {min(rates):.0f}, max {max(rates):.0f})")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--repeat", type=int, default=20, help="copies of the labelled set for the speed test")
+    parser.add_argument("--repeat", type=int, default=20,
+                        help="copies of the labelled set for the speed test")
     args = parser.parse_args()
     cases = yaml.safe_load(SET.read_text(encoding="utf-8"))["messages"]
     start = time.perf_counter()

@@ -79,8 +79,10 @@ RESTART_LEMMAS: Final = frozenset(
     {"restart", "restrat", "re-start", "relaunch", "re-launch", "reboot", "bounce", "redeploy",
      "re-deploy", "respawn"}
 )
-LAUNCH_LEMMAS: Final = frozenset({"launch", "start", "serve", "boot", "run", "deploy", "host", "spin", "bring",
-                                  "fire", "stand", "kick", "get", "turn"})
+LAUNCH_LEMMAS: Final = frozenset({
+    "launch", "start", "serve", "boot", "run", "deploy", "host", "spin", "bring", "fire", "stand", "kick",
+    "get", "turn",
+})
 STOP_LEMMAS: Final = frozenset({"kill", "kil", "pkill", "killall", "stop", "terminate", "halt", "shutdown",
                                 "teardown", "shut", "take", "tear"})
 
@@ -150,22 +152,27 @@ STATE_PATTERNS: Final[dict[str, list[TokenPattern]]] = {
     ],
     "READY_G": [
         [_one("ready", "working", "works", "worked", "work", "running", "loaded")],
-        [_one("finished", "done"), _one("loading", "starting", "booting", "capturing", "warming", "compiling")],
+        [_one("finished", "done"),
+         _one("loading", "starting", "booting", "capturing", "warming", "compiling")],
         [_one("fully"), _one("loaded")],
     ],
     "READY_W": [
         [_one("fine", "good", "ok", "okay", "alright", "stable")],
     ],
     "READY_USE": [
-        [_one("using", "hitting", "querying", "calling"), _one("it", "sglang", "vllm", "ollama", "tgi", "that")],
-        [_one("using", "hitting", "querying", "calling"), _one("the"), _one("server", "endpoint", "api", "model")],
-        [_one("reach", "access", "hit", "curl", "ping", "query", "open"), _one("it", "sglang", "vllm", "ollama", "tgi")],
+        [_one("using", "hitting", "querying", "calling"),
+         _one("it", "sglang", "vllm", "ollama", "tgi", "that")],
+        [_one("using", "hitting", "querying", "calling"), _one("the"),
+         _one("server", "endpoint", "api", "model")],
+        [_one("reach", "access", "hit", "curl", "ping", "query", "open"),
+         _one("it", "sglang", "vllm", "ollama", "tgi")],
         [_one("reach", "access", "hit", "curl", "ping", "query", "open"), _one("the"),
          _one("server", "endpoint", "api", "model", "ui", "page", "site", "app", "dashboard")],
     ],
     "DOWN_S": [
         [_one("down", "offline", "unreachable", "unresponsive", "502", "503", "504", "oom", "oomed", "ooming",
-              "oom-killed", "oom'd", "502ing", "503ing", "500ing", "500s", "segfault", "segfaulted", "segfaults", "crashloop", "crashlooping",
+              "oom-killed", "oom'd", "502ing", "503ing", "500ing", "500s", "segfault", "segfaulted",
+              "segfaults", "crashloop", "crashlooping",
               "timeouts")],
         [_one("connection"), _one("refused", "reset")],
         [_one("refused", "refusing", "refuses"), _one("connection", "connections")],
@@ -178,11 +185,13 @@ STATE_PATTERNS: Final[dict[str, list[TokenPattern]]] = {
         [_opt("ran", "runs", "running", "run"), _one("out"), _one("of"), _one("memory")],
         [_opt("address"), _one("already"), _one("in"), _one("use")],
         [_one("no"), _one("response")],
-        [_one("keeps", "keep", "kept"), _one("crashing", "dying", "restarting", "failing", "exiting", "oom-ing",
+        [_one("keeps", "keep", "kept"),
+         _one("crashing", "dying", "restarting", "failing", "exiting", "oom-ing",
                                            "ooming", "segfaulting", "hanging", "timing")],
         [_one("wo", "does", "did", "do", "is", "'s", "ca", "can", "could"), _one(*_NEG),
          _one("load", "loading", "connect", "reach")],
-        [_one("wont", "doesnt", "didnt", "cant", "cannot", "couldnt"), _one("load", "loading", "connect", "reach")],
+        [_one("wont", "doesnt", "didnt", "cant", "cannot", "couldnt"),
+         _one("load", "loading", "connect", "reach")],
         [_one("stopped", "stops"), _one("responding", "working", "serving", "answering")],
     ],
     "DOWN_G": [
@@ -213,13 +222,14 @@ NOMINAL_DOWN: Final = frozenset({"502", "503", "504", "oom", "timeouts", "segfau
 
 # --- hold, correction, verify, question nouns ----------------------------------------------------------
 _GER_ACTIONS: Final = (
-    "restarting", "relaunching", "re-launching", "rebooting", "bouncing", "redeploying", "killing", "stopping",
-    "launching", "starting", "touching", "messing", "poking", "fiddling", "interrupting", "respawning",
-    "terminating", "shutting", "tearing",
+    "restarting", "relaunching", "re-launching", "rebooting", "bouncing", "redeploying", "killing",
+    "stopping", "launching", "starting", "touching", "messing", "poking", "fiddling", "interrupting",
+    "respawning", "terminating", "shutting", "tearing",
 )
 
 HOLD_PATTERNS: Final[list[TokenPattern]] = [
-    [_one("leave", "leaving"), _WILD, _one("alone", "running", "up", "be", "as-is", "untouched", "intact", "going",
+    [_one("leave", "leaving"), _WILD,
+     _one("alone", "running", "up", "be", "as-is", "untouched", "intact", "going",
                                              "serving")],
     [_one("leave", "leaving"), _WILD, _one("as"), _one("is")],
     [_one("keep", "keeping"), _WILD, _one("running", "up", "alive", "going", "serving")],
@@ -316,40 +326,45 @@ OBJECT_SERVER_NOUNS: Final = SERVER_NOUNS - {"model", "launch", "one", "check", 
 """Objects that make a generic verb ("run", "deploy") about a server."""
 
 NONSERVER_NOUNS: Final = frozenset({
-    "test", "tests", "suite", "benchmark", "benchmarks", "bench", "build", "builds", "ci", "pr", "prs", "branch",
-    "refactor", "refactoring", "migration", "training", "script", "scripts", "notebook", "conversation", "chat",
-    "task", "tasks", "subagent", "subagents", "agent", "agents", "docs", "doc", "readme", "code", "client",
-    "eval", "evals", "evaluation", "linter", "lint", "typecheck", "compile", "kernel", "plan", "design",
-    "analysis", "review", "loop", "fix", "patch", "commit", "job", "jobs", "experiment", "sweep", "over",
-    "scratch", "parser", "tokenizer", "function", "file", "files", "work", "thread", "discussion", "session",
-    "search", "download", "upload", "install", "installation", "compilation", "profiling", "profile", "comments",
-    "comment", "numbers", "results", "report", "summary", "plot", "chart", "query", "queries", "question",
-    "hook", "hooks", "logic", "handler", "handlers", "event", "events", "sequence", "phase", "routine",
-    "callback", "callbacks", "lifecycle", "signal", "signals", "layout", "procedure", "procedures", "approach",
-    "steps", "step",
+    "test", "tests", "suite", "benchmark", "benchmarks", "bench", "build", "builds", "ci", "pr", "prs",
+    "branch", "refactor", "refactoring", "migration", "training", "script", "scripts", "notebook",
+    "conversation", "chat", "task", "tasks", "subagent", "subagents", "agent", "agents", "docs", "doc",
+    "readme", "code", "client", "eval", "evals", "evaluation", "linter", "lint", "typecheck", "compile",
+    "kernel", "plan", "design", "analysis", "review", "loop", "fix", "patch", "commit", "job", "jobs",
+    "experiment", "sweep", "over", "scratch", "parser", "tokenizer", "function", "file", "files", "work",
+    "thread", "discussion", "session", "search", "download", "upload", "install", "installation",
+    "compilation", "profiling", "profile", "comments", "comment", "numbers", "results", "report", "summary",
+    "plot", "chart", "query", "queries", "question", "hook", "hooks", "logic", "handler", "handlers", "event",
+    "events", "sequence", "phase", "routine", "callback", "callbacks", "lifecycle", "signal", "signals",
+    "layout", "procedure", "procedures", "approach", "steps", "step",
 })
 """Things that are not servers: an instruction or state about them carries no intent."""
-COMPOUND_HEADS: Final = NONSERVER_NOUNS | frozenset({"logs", "log", "config", "configuration", "side", "output",
-                                                     "settings", "flags", "args", "metrics", "url", "code"})
+COMPOUND_HEADS: Final = NONSERVER_NOUNS | frozenset({
+    "logs", "log", "config", "configuration", "side", "output", "settings", "flags", "args", "metrics", "url",
+    "code",
+})
 """After a server word these make the phrase about something else ("the server tests", "api docs")."""
-STRONG_SERVER_NOUNS: Final = frozenset({"server", "servers", "endpoint", "api", "service", "container", "instance",
-                                        "daemon", "router", "srv", "webserver", "proxy", "gateway"})
+STRONG_SERVER_NOUNS: Final = frozenset({
+    "server", "servers", "endpoint", "api", "service", "container", "instance", "daemon", "router", "srv",
+    "webserver", "proxy", "gateway",
+})
 """After a non-server word these still make a server ("the test server"); "process" does not."""
 
 SUBJECT_PRONOUNS: Final = frozenset({
     "it", "its", "that", "this", "everything", "anything", "all", "both", "they", "them", "something",
     "whatever", "these", "those",
 })
-BLOCKED_SUBJECTS: Final = frozenset({"i", "we", "you", "u", "he", "she", "what", "who", "which", "there", "me",
-                                     "whatever",
-                                     "im", "i'm", "ya", "y'all"})
+BLOCKED_SUBJECTS: Final = frozenset({
+    "i", "we", "you", "u", "he", "she", "what", "who", "which", "there", "me", "whatever", "im", "i'm", "ya",
+    "y'all",
+})
 OBJECT_PRONOUNS: Final = frozenset({"it", "them", "that", "this", "everything", "anything", "whatever",
                                     "both", "all", "those", "these", "one", "em", "'em"})
 
 COPULAS: Final = frozenset({
-    "is", "'s", "s", "are", "'re", "am", "'m", "be", "been", "being", "was", "were", "seems", "seem", "seemed",
-    "looks", "look", "looked", "appears", "appear", "got", "gets", "get", "stays", "stayed", "remains",
-    "remained", "became", "become", "its", "isnt", "arent", "wasnt", "it's",
+    "is", "'s", "s", "are", "'re", "am", "'m", "be", "been", "being", "was", "were", "seems", "seem",
+    "seemed", "looks", "look", "looked", "appears", "appear", "got", "gets", "get", "stays", "stayed",
+    "remains", "remained", "became", "become", "its", "isnt", "arent", "wasnt", "it's",
 })
 PAST_COPULAS: Final = frozenset({"was", "were", "been", "wasnt", "had"})
 REPORT_VERBS: Final = frozenset({"gives", "gave", "returns", "returned", "says", "said", "shows", "showed",
@@ -357,14 +372,16 @@ REPORT_VERBS: Final = frozenset({"gives", "gave", "returns", "returned", "says",
 HYPOTHETICAL: Final = frozenset({"should", "would", "could", "might", "may", "will", "'ll", "must", "'d",
                                  "shall", "gonna", "hopefully"})
 """Before a state word these make it an expectation, not an assertion ("it should work")."""
-AUXILIARIES: Final = frozenset({"did", "does", "do", "will", "wo", "ca", "can", "could", "would", "has", "have",
-                                "had", "should", "must", "might", "may", "'ll", "'d", "'ve"})
+AUXILIARIES: Final = frozenset({
+    "did", "does", "do", "will", "wo", "ca", "can", "could", "would", "has", "have", "had", "should", "must",
+    "might", "may", "'ll", "'d", "'ve",
+})
 STATE_SKIP: Final = frozenset({
     "still", "already", "now", "finally", "fully", "all", "back", "just", "definitely", "totally", "also",
     "really", "actually", "apparently", "probably", "seemingly", "completely", "properly", "correctly",
-    "clearly", "indeed", "pretty", "very", "so", "again", "yet", "even", "obviously", "literally", "sometimes",
-    "constantly", "randomly", "suddenly", "always", "usually", "often", "*", "ok", "okay", "yes", "yep",
-    "confirmed", "verified", "tested", "nope", "nah", "no", "yeah", "alright", "k", "and",
+    "clearly", "indeed", "pretty", "very", "so", "again", "yet", "even", "obviously", "literally",
+    "sometimes", "constantly", "randomly", "suddenly", "always", "usually", "often", "*", "ok", "okay", "yes",
+    "yep", "confirmed", "verified", "tested", "nope", "nah", "no", "yeah", "alright", "k", "and",
 })
 NEGATIVE_SUBJECTS: Final = frozenset({"nothing", "nobody", "none", "noone"})
 """``nothing is listening on 30000``: the state is denied."""
@@ -394,21 +411,22 @@ PLAN_GOVERNORS: Final = frozenset({"going", "gonna", "ready", "able", "trying", 
 
 OBJECT_SKIP: Final = frozenset({
     "the", "a", "an", "my", "your", "our", "his", "their", "old", "new", "current", "existing", "running",
-    "first", "second", "third", "last", "other", "whole", "entire", "single", "same", "main", "local", "remote",
-    "prod", "production", "staging", "previous", "original", "stuck", "hung", "dead", "broken", "crashed",
-    "two", "three", "four", "both", "all", "every", "each", "any", "some", "that", "this", "these", "those",
-    "-m", "python", "python3", "sudo", "-9", "-f", "-d", "-p", "tp4", "tp8", "tp", "openai", "pd", "healthy",
-    "working", "good", "bad", "inference", "decode", "quick", "fresh", "clean", "background", "detached",
-    "own", "separate", "dedicated", "extra", "duplicate", "test",
+    "first", "second", "third", "last", "other", "whole", "entire", "single", "same", "main", "local",
+    "remote", "prod", "production", "staging", "previous", "original", "stuck", "hung", "dead", "broken",
+    "crashed", "two", "three", "four", "both", "all", "every", "each", "any", "some", "that", "this", "these",
+    "those", "-m", "python", "python3", "sudo", "-9", "-f", "-d", "-p", "tp4", "tp8", "tp", "openai", "pd",
+    "healthy", "working", "good", "bad", "inference", "decode", "quick", "fresh", "clean", "background",
+    "detached", "own", "separate", "dedicated", "extra", "duplicate", "test",
 })
 """Determiners and adjectives skipped when looking for a verb's object ("the old sglang server")."""
 OBJECT_END: Final = frozenset({
     "for", "now", "please", "pls", "again", "asap", "too", "then", "and", "so", "when", "after", "before",
-    "quickly", "immediately", "already", "back", "up", "down", "off", "if", "once", "until", "first", "instead",
-    "later", "tonight", "today", "right", "real", "as", "because", "since", "while",
+    "quickly", "immediately", "already", "back", "up", "down", "off", "if", "once", "until", "first",
+    "instead", "later", "tonight", "today", "right", "real", "as", "because", "since", "while",
 })
-PREPOSITIONS: Final = frozenset({"with", "on", "at", "from", "in", "by", "using", "via", "under", "onto", "into",
-                                 "to"})
+PREPOSITIONS: Final = frozenset({
+    "with", "on", "at", "from", "in", "by", "using", "via", "under", "onto", "into", "to",
+})
 CONFIG_NOUNS: Final = frozenset({"flags", "flag", "args", "arguments", "config", "configuration", "settings",
                                  "options", "params", "parameters", "env", "vars", "weights", "tp", "port",
                                  "same", "new", "different", "the", "a", "fewer", "more", "less", "lower",
@@ -422,17 +440,19 @@ DISCOURSE: Final = frozenset({
 })
 """Words that may open a sentence before its real first word."""
 QUESTION_AUX: Final = frozenset({
-    "is", "are", "was", "were", "am", "did", "does", "do", "has", "have", "had", "will", "would", "can", "could",
-    "isnt", "isn't", "arent", "didnt", "doesnt", "hasnt", "havent", "wasnt", "shall", "might", "may",
+    "is", "are", "was", "were", "am", "did", "does", "do", "has", "have", "had", "will", "would", "can",
+    "could", "isnt", "isn't", "arent", "didnt", "doesnt", "hasnt", "havent", "wasnt", "shall", "might", "may",
 })
 WH_WORDS: Final = frozenset({"what", "what's", "whats", "which", "where", "who", "how", "how's", "hows",
                              "whose", "wheres", "where's", "when"})
-CONDITIONALS: Final = frozenset({"if", "when", "once", "until", "till", "unless", "whenever", "after", "before",
-                                 "whether", "while"})
+CONDITIONALS: Final = frozenset({
+    "if", "when", "once", "until", "till", "unless", "whenever", "after", "before", "whether", "while",
+})
 CLAUSE_BREAKS: Final = frozenset({",", ":", "—", "–", "-", "--", "(", ")", "but", "though", "although",
                                   "however", "because", "cause", "whereas", "otherwise", "except", "then",
                                   "so", "since", "plus"})
-SENTENCE_ENDS: Final = frozenset({".", "!", "?", ";", "…", "...", "?!", "!?", "??", "!!", "?.", "..", "!!!"})
+SENTENCE_ENDS: Final = frozenset({".", "!", "?", ";", "…", "...", "?!", "!?", "??", "!!", "?.", "..",
+                                  "!!!"})
 CORRECTION_OPENERS: Final = frozenset({"no", "nope", "nah", "wrong", "actually", "incorrect", "nono", "no,"})
 NOT_CORRECTION_AFTER_NO: Final = frozenset({
     "need", "more", "worries", "worry", "problem", "problems", "idea", "way", "thanks", "rush", "pressure",
@@ -444,34 +464,30 @@ CORRECTION_MARKERS: Final = frozenset({"healthy", "working", "fine", "good", "re
 
 # --- server kinds ------------------------------------------------------------------------------------
 KIND_ALIASES: Final[dict[str, str]] = {
-    "sglang": "sglang", "sgl": "sglang", "sglang.launch_server": "sglang", "sglang.launch_server.py": "sglang",
-    "sglang router": "sglang-router", "sglang-router": "sglang-router", "sglang_router": "sglang-router",
-    "sgl-router": "sglang-router", "sgl_router": "sglang-router", "sglang_router.launch_router": "sglang-router",
-    "vllm": "vllm", "vllm serve": "vllm", "vllm.entrypoints.openai.api_server": "vllm",
-    "tgi": "tgi", "text-generation-inference": "tgi", "text generation inference": "tgi",
-    "text-generation-launcher": "tgi",
-    "llama.cpp": "llama.cpp", "llamacpp": "llama.cpp", "llama-cpp": "llama.cpp", "llama-server": "llama.cpp",
+    "sglang": "sglang", "sgl": "sglang", "sglang.launch_server": "sglang",
+    "sglang.launch_server.py": "sglang", "sglang router": "sglang-router", "sglang-router": "sglang-router",
+    "sglang_router": "sglang-router", "sgl-router": "sglang-router", "sgl_router": "sglang-router",
+    "sglang_router.launch_router": "sglang-router", "vllm": "vllm", "vllm serve": "vllm",
+    "vllm.entrypoints.openai.api_server": "vllm", "tgi": "tgi", "text-generation-inference": "tgi",
+    "text generation inference": "tgi", "text-generation-launcher": "tgi", "llama.cpp": "llama.cpp",
+    "llamacpp": "llama.cpp", "llama-cpp": "llama.cpp", "llama-server": "llama.cpp",
     "llama.cpp server": "llama.cpp", "llama_cpp.server": "llama.cpp", "llama-cpp-python": "llama.cpp",
-    "ollama": "ollama",
-    "triton server": "triton", "tritonserver": "triton", "triton inference server": "triton",
-    "trtllm": "trtllm", "trt-llm": "trtllm", "tensorrt-llm": "trtllm", "trtllm-serve": "trtllm",
-    "tensorrt llm": "trtllm",
-    "uvicorn": "uvicorn", "gunicorn": "gunicorn", "fastapi": "fastapi", "flask": "flask", "django": "django",
-    "runserver": "django", "streamlit": "streamlit", "gradio": "gradio",
-    "http.server": "http.server", "simplehttpserver": "http.server",
-    "next dev": "next", "next.js": "next", "nextjs": "next", "next.js dev server": "next",
-    "next dev server": "next",
-    "vite": "vite", "vite dev server": "vite",
+    "ollama": "ollama", "triton server": "triton", "tritonserver": "triton",
+    "triton inference server": "triton", "trtllm": "trtllm", "trt-llm": "trtllm", "tensorrt-llm": "trtllm",
+    "trtllm-serve": "trtllm", "tensorrt llm": "trtllm", "uvicorn": "uvicorn", "gunicorn": "gunicorn",
+    "fastapi": "fastapi", "flask": "flask", "django": "django", "runserver": "django",
+    "streamlit": "streamlit", "gradio": "gradio", "http.server": "http.server",
+    "simplehttpserver": "http.server", "next dev": "next", "next.js": "next", "nextjs": "next",
+    "next.js dev server": "next", "next dev server": "next", "vite": "vite", "vite dev server": "vite",
     "node server": "node", "node app": "node", "nodejs": "node", "node.js": "node", "node dev server": "node",
-    "npm run dev": "node", "npm start": "node", "pnpm dev": "node", "pnpm run dev": "node", "yarn dev": "node",
-    "express": "node", "nodemon": "node",
-    "dev server": "dev-server", "dev-server": "dev-server", "devserver": "dev-server",
-    "docker": "docker", "docker compose": "docker", "docker-compose": "docker",
-    "systemd": "systemd", "systemctl": "systemd",
-    "nginx": "nginx", "redis": "redis", "redis-server": "redis", "postgres": "postgres",
-    "postgresql": "postgres", "jupyter": "jupyter", "jupyter lab": "jupyter", "jupyterlab": "jupyter",
-    "tensorboard": "tensorboard", "phoenix": "phoenix", "phx.server": "phoenix", "rails server": "rails",
-    "lmdeploy": "lmdeploy", "mlc-llm": "mlc-llm", "litellm": "litellm",
+    "npm run dev": "node", "npm start": "node", "pnpm dev": "node", "pnpm run dev": "node",
+    "yarn dev": "node", "express": "node", "nodemon": "node", "dev server": "dev-server",
+    "dev-server": "dev-server", "devserver": "dev-server", "docker": "docker", "docker compose": "docker",
+    "docker-compose": "docker", "systemd": "systemd", "systemctl": "systemd", "nginx": "nginx",
+    "redis": "redis", "redis-server": "redis", "postgres": "postgres", "postgresql": "postgres",
+    "jupyter": "jupyter", "jupyter lab": "jupyter", "jupyterlab": "jupyter", "tensorboard": "tensorboard",
+    "phoenix": "phoenix", "phx.server": "phoenix", "rails server": "rails", "lmdeploy": "lmdeploy",
+    "mlc-llm": "mlc-llm", "litellm": "litellm",
 }
 """Spelling (lowercase, as spaCy tokenizes it) -> canonical server kind."""
 KIND_PREFIXES: Final = frozenset({"sglang", "vllm", "tgi", "ollama", "llama", "trtllm", "triton", "uvicorn",
@@ -487,7 +503,8 @@ HOSTPORT: Final = re.compile(
     r":(?P<port>\d{2,5})(?![\d.]|:\d)"
 )
 PORTWORD: Final = re.compile(
-    r"(?i)(?:(?<![\w-])--?[a-z-]*port|\b(?:[a-z]+_)*port)s?\b\s*(?:=|:|\s|is\s|of\s|number\s)\s*(?P<port>\d{2,5})\b"
+    r"(?i)(?:(?<![\w-])--?[a-z-]*port|\b(?:[a-z]+_)*port)s?\b"
+    r"\s*(?:=|:|\s|is\s|of\s|number\s)\s*(?P<port>\d{2,5})\b"
 )
 DOCKER_PUBLISH: Final = re.compile(
     r"(?<!\S)(?:-p|--publish)[\s=]+(?:(?:\d{1,3}\.){3}\d{1,3}:)?(?P<port>\d{2,5})(?::\d{2,5})?\b"
@@ -498,13 +515,16 @@ BARE_PORT: Final = re.compile(
     r"(?i)\b(?:on|at|listening\s+on|serve\s+on|serving\s+on)\s+(?P<port>\d{4,5})\b"
     r"(?!\s*(?:%|gb|mb|tokens?|ms|s\b|x\b|requests|rps|tok|steps?|samples?|examples?|rows?|items?|lines?))"
 )
-PORT_LIST_NEXT: Final = re.compile(r"\s*(?:,|/|&|\band\b|\bor\b|\bnot\b|\bvs\.?)\s*:?(?P<port>\d{4,5})\b(?![.\d])")
+PORT_LIST_NEXT: Final = re.compile(
+    r"\s*(?:,|/|&|\band\b|\bor\b|\bnot\b|\bvs\.?)\s*:?(?P<port>\d{4,5})\b(?![.\d])"
+)
 
 IPV4: Final = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)")
 USER_AT_HOST: Final = re.compile(r"(?<![\w.@-])[A-Za-z_][\w.-]*@(?P<host>[A-Za-z0-9][\w.-]*[A-Za-z0-9])")
 LOCALHOST: Final = re.compile(r"(?i)\blocalhost\b")
 MARKED_HOST: Final = re.compile(
-    r"(?i)\b(?:ssh(?:\s+(?:into|to))?|on|at|to|from|into|onto)\s+(?:the\s+)?(?P<host>[A-Za-z][\w-]*(?:\.[\w-]+)*)"
+    r"(?i)\b(?:ssh(?:\s+(?:into|to))?|on|at|to|from|into|onto)\s+(?:the\s+)?"
+    r"(?P<host>[A-Za-z][\w-]*(?:\.[\w-]+)*)"
 )
 SUFFIXED_HOST: Final = re.compile(r"(?i)\b(?P<host>[A-Za-z][\w-]*\d[\w-]*)\s+(?:machine|box|host|node|vm)\b")
 NOT_A_HOST: Final = re.compile(
@@ -527,7 +547,8 @@ SYSTEMCTL_UNIT: Final = re.compile(
     r"|try-restart|reload-or-restart)\s+(?:--?[\w-]+\s+)*(?P<unit>[A-Za-z][\w@.-]*)"
 )
 DOCKER_CONTAINER: Final = re.compile(
-    r"\bdocker\s+(?:container\s+)?(?:restart|stop|start|kill|rm|logs)\s+(?:-[\w-]+\s+)*(?P<unit>[A-Za-z][\w.-]*)"
+    r"\bdocker\s+(?:container\s+)?(?:restart|stop|start|kill|rm|logs)\s+(?:-[\w-]+\s+)*"
+    r"(?P<unit>[A-Za-z][\w.-]*)"
 )
 KIND_PREFIXED_UNIT: Final = re.compile(
     r"(?i)(?<![\w.-])(?P<unit>(?P<kind>" + "|".join(sorted(KIND_PREFIXES)) + r")[-_](?:[\w.-]*\d[\w.-]*"
@@ -608,8 +629,9 @@ SERVER_LOG_SIGNATURE: Final = re.compile(
     r"Application startup complete|Uvicorn running on|fired up and ready to roll|Serving HTTP on"
     r"|Started server process|Waiting for application|Press CTRL\+C to quit|Running on https?://"
     r"|Listening (?:at|on):? +https?://|Booting worker|\bReady in \d|ready in \d+(?:\.\d+)?\s*m?s\b"
-    r"|Local:\s+https?://|Network:\s+https?://|HTTP/1\.[01]\"? \d{3}|Serving Flask app|Debugger (?:is active|PIN)"
-    r"|Avg prompt throughput|▲ Next\.js|VITE v\d|Started .*\.service|Starting .*\.service|Loaded: (?:loaded|not)"
+    r"|Local:\s+https?://|Network:\s+https?://|HTTP/1\.[01]\"? \d{3}|Serving Flask app"
+    r"|Debugger (?:is active|PIN)|Avg prompt throughput|▲ Next\.js|VITE v\d|Started .*\.service"
+    r"|Starting .*\.service|Loaded: (?:loaded|not)"
     r"|Active: (?:active|inactive|failed|activating)|Main PID:|Ready to accept connections|Press Ctrl\+C"
     r"|compiled successfully|webpack compiled|Watching for file changes|Uvicorn running|GET /\S* HTTP"
 )

@@ -320,6 +320,7 @@ class _Prepared:
         return pos + self.shifts[k][1]
 
 
+_COMPACTION: Final = "This session is being continued"
 _APOSTROPHES: Final = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
 
 
@@ -327,7 +328,7 @@ def _prepare(text: str) -> _Prepared:
     regions = _fences(text)
     if "</" in text:
         regions += [(m.start(), m.end(), "harness") for m in P.HARNESS_BLOCK.finditer(text)]
-    if "[Request interrupted" in text or "Caveat:" in text or text.startswith("This session is being continued"):
+    if "[Request interrupted" in text or "Caveat:" in text or text.startswith(_COMPACTION):
         regions += [(m.start(), m.end(), "harness") for m in P.HARNESS_LINE.finditer(text)]
     regions += _pasted_lines(text)
     if '"' in text or "\u201c" in text:
@@ -442,9 +443,8 @@ def _year_like(raw: str) -> bool:
     return len(raw) == 4 and raw[:2] in ("19", "20")
 
 
-_GATES: Final = re.compile("(?=(" + "|".join(
-    re.escape(g) for g in sorted({g for gates in P.ENTITY_GATES.values() for g in gates}, key=len, reverse=True)
-) + "))")
+_GATE_WORDS: Final = sorted({g for gates in P.ENTITY_GATES.values() for g in gates}, key=len, reverse=True)
+_GATES: Final = re.compile("(?=(" + "|".join(re.escape(g) for g in _GATE_WORDS) + "))")
 """One pass over the message finds which entity regexes are worth running."""
 
 
@@ -580,14 +580,22 @@ _STATE_LABELS: Final = frozenset(P.STATE_TIER)
 _SIDE_LABELS: Final = frozenset({"VERIFY", "QNOUN", "QHOW"})
 """Cues that never hide other cues under them."""
 _DETERMINERS: Final = frozenset({"the", "a", "an", "my", "this", "that", "these", "those", "your", "our"})
-_READY_FOR_OK: Final = frozenset({"use", "requests", "traffic", "inference", "serving", "go", "roll", "accept",
-                                  "serve", "connections", "benchmarking", "benchmark", "testing", "queries"})
+_READY_FOR_OK: Final = frozenset({
+    "use", "requests", "traffic", "inference", "serving", "go", "roll", "accept", "serve", "connections",
+    "benchmarking", "benchmark", "testing", "queries",
+})
+"""``it's ready for traffic``: what a server can be ready for (not "ready for review")."""
 _QUESTION_SUBJECTS: Final = frozenset({"you", "u", "we", "they", "i", "it", "the", "this", "that", "these",
                                        "those", "anything", "everything", "sglang", "vllm", "ollama", "tgi"})
+_BEFORE_IMPERATIVE: Final = P.IMPERATIVE_SKIP | P.AUXILIARIES | P.REQUEST_MODALS | {"do", "does"}
+_KILLED_LEMMAS: Final = frozenset({"kill", "stop", "terminate", "shut", "take", "halt", "pkill"})
+"""``it got killed``, ``the server stopped``: said of a server, these mean it is down."""
+_NEW_SUBJECTS: Final = frozenset({"it", "its", "i", "we", "you", "they", "the"})
+"""After "and", these start a new clause ("… and it responds fine")."""
 _BARE_FOLLOWERS: Final = frozenset({
     "and", "now", "yet", "again", "on", "at", "with", "fine", "already", "too", "finally", "though", "there",
-    "here", "ok", "okay", "thanks", "btw", "but", "so", "as", "after", "since", "for", "lol", "to", "from", "in",
-    "of", "when", "while", "because", "anymore", "either",
+    "here", "ok", "okay", "thanks", "btw", "but", "so", "as", "after", "since", "for", "lol", "to", "from",
+    "in", "of", "when", "while", "because", "anymore", "either",
 })
 """Words that may follow a subject-less state word ("up now", "down again", "refused from the api")."""
 
@@ -620,7 +628,8 @@ class _Clause:
 class _Hit:
     intent: Intent
     strength: float
-    tokens: list[tuple[int, int]]
+    spans: list[tuple[int, int]]
+    """Token spans of the words it rests on."""
     anchor: int
     clause: int
     mention: str | None = None
@@ -653,7 +662,6 @@ class _Reader:
         self.prep = prep
         self.doc = doc
         content = [t for t in doc if not t.is_space]
-        self.tokens = content
         self.low = [t.lower_ for t in content]
         self.n = len(content)
         self.doc_to_content = {t.i: k for k, t in enumerate(content)}
@@ -664,6 +672,11 @@ class _Reader:
         self._index_entities()
         self.hits: list[_Hit] = []
         self.used: set[int] = set()
+        """Tokens a hold or correction phrase took, so they are not read again as verbs."""
+        self.cues: list[_Cue] = []
+        self.cue_starts: set[int] = set()
+        self.clauses: list[_Clause] = []
+        self.clause_of: list[int] = []
 
     # -- setup ------------------------------------------------------------------------------------------
 
@@ -713,16 +726,17 @@ class _Reader:
                 out.append((start, i))
                 start = i
             word = self.low[i]
-            if word and all(ch in ".!?;…" for ch in word) and not (word == "." and self._inside_word(i)):
+            if word and all(ch in ".!?;…" for ch in word) and not (word == "." and self._glued(i)):
                 out.append((start, i + 1))
                 start = i + 1
         if start < self.n:
             out.append((start, self.n))
         return [s for s in out if s[1] > s[0]]
 
-    def _inside_word(self, i: int) -> bool:
-        return 0 < i < self.n - 1 and self.ends[i - 1] == self.starts[i] == self.ends[i] - 1 == self.starts[
-            i + 1] - 1
+    def _glued(self, i: int) -> bool:
+        """A "." with no space on either side ("v0.6.2" split oddly) ends no sentence."""
+        inner = 0 < i < self.n - 1
+        return inner and self.ends[i - 1] == self.starts[i] and self.ends[i] == self.starts[i + 1]
 
     def _clauses(self, sentences: list[tuple[int, int]], cues: list[_Cue]) -> list[_Clause]:
         cue_starts = {c.start: c for c in cues if c.label in _VERB_LABELS or c.label in ("HOLD", "VERIFY")}
@@ -745,8 +759,7 @@ class _Reader:
                     brk = True
                 elif word in ("and", "or", "&", "plus"):
                     nxt = i + 1
-                    brk = nxt < s_end and (nxt in cue_starts or self.low[nxt] in ("it", "its", "i", "we", "you",
-                                                                                   "they", "the"))
+                    brk = nxt < s_end and (nxt in cue_starts or self.low[nxt] in _NEW_SUBJECTS)
                 if brk:
                     if i > start:
                         clauses.append(_Clause(start, i, s_index, condition))
@@ -826,17 +839,19 @@ class _Reader:
         if self.n == 0:
             return self._result([])
         cues = self._cues()
-        self._cue_starts = {c.start for c in cues}
+        self.cues = cues
+        self.cue_starts = {c.start for c in cues}
         sentences = self._sentences()
         clauses = self._clauses(sentences, cues)
         self._question_kinds(clauses)
         self._groups(clauses, cues)
         self.clauses = clauses
-        clause_of = [0] * self.n
+        # every token belongs to the last clause that starts at or before it (lone punctuation included)
+        self.clause_of = [0] * self.n
         for k, clause in enumerate(clauses):
-            for i in range(clause.start, clause.end):
-                clause_of[i] = k
-        self.clause_of = clause_of
+            end = clauses[k + 1].start if k + 1 < len(clauses) else self.n
+            for i in range(clause.start, end):
+                self.clause_of[i] = k
         for cue in cues:
             if cue.label == "VERIFY":
                 self._verify(cue)
@@ -950,7 +965,7 @@ class _Reader:
                 continue
             elif w in ("you", "u", "ya", "we"):
                 you = True
-            elif (w == "i" and wants) or w in P.IMPERATIVE_SKIP or w in P.AUXILIARIES or w in P.REQUEST_MODALS or w == "do" or w == "does":
+            elif (w == "i" and wants) or w in _BEFORE_IMPERATIVE:
                 pass
             elif command and j == clause.start and self._is_entity(j, EntityLabel.kind) and j == i - 1:
                 pass  # "vllm serve …", "ollama serve": a command line
@@ -1109,7 +1124,9 @@ class _Reader:
         if index + 1 >= len(self.clauses):
             return None
         nxt = self.clauses[index + 1]
-        if nxt.sentence != clause.sentence or self.low[nxt.start] not in ("and", "or", "&") or nxt.start + 1 >= nxt.end:
+        if nxt.sentence != clause.sentence or nxt.start + 1 >= nxt.end:
+            return None
+        if self.low[nxt.start] not in ("and", "or", "&"):
             return None
         verb = self._next_verb(nxt.start + 1, nxt)
         if verb is None or verb.start != nxt.start + 1:
@@ -1120,10 +1137,11 @@ class _Reader:
         """``don't kill or restart it``: the second verb shares the first one's "don't"."""
         if self.low[clause.start] not in ("or", "and", "nor") or clause.start < 1:
             return False
-        previous = [h for h in self.hits if h.intent == Intent.hold and h.tokens[-1][1] == clause.start]
+        previous = [h for h in self.hits if h.intent == Intent.hold and h.spans[-1][1] == clause.start]
         return bool(previous)
 
-    def _descriptive_base(self, cue: _Cue, clause: _Clause, ctx: _Context, intent: Intent, lemma: str) -> None:
+    def _descriptive_base(self, cue: _Cue, clause: _Clause, ctx: _Context, intent: Intent,
+                          lemma: str) -> None:
         assert ctx.subject is not None
         subject, mention = self._subject_class(ctx.subject, clause)
         if self.low[ctx.subject] in ("i", "we"):
@@ -1169,7 +1187,8 @@ class _Reader:
         word = "you" if ctx.subject is None else self.low[ctx.subject]
         if word in ("you", "u"):
             sentence = clause.sentence
-            words = {self.low[i] for c in self.clauses if c.sentence == sentence for i in range(c.start, c.end)}
+            words = {self.low[i] for c in self.clauses if c.sentence == sentence
+                     for i in range(c.start, c.end)}
             if words & P.CORRECTION_MARKERS and intent in (Intent.stop, Intent.restart, Intent.launch):
                 self._add(Intent.correction, 0.75, span, cue.start)
             return
@@ -1184,13 +1203,14 @@ class _Reader:
             return
         if intent == Intent.launch and lemma in ("start", "launch", "boot", "spin", "bring", "fire"):
             obj = self._scan_object(cue.end, clause, first_word=True)
-            if obj.cls in ("pronoun",) or (obj.cls == "server" and not self._is_entity(cue.end, EntityLabel.port)
-                                           and self.low[cue.end] not in P.PREPOSITIONS):
+            object_follows = obj.cls == "server" and not self._is_entity(cue.end, EntityLabel.port) and (
+                self.low[cue.end] not in P.PREPOSITIONS)
+            if obj.cls == "pronoun" or object_follows:
                 return  # "it started the server": transitive, not a state
             self._add(Intent.not_ready if ctx.negated else Intent.ready, 0.6, span, cue.start, mention)
             if ctx.already and not ctx.negated:
                 self._add(Intent.correction, 0.75, span, cue.start)
-        elif intent == Intent.stop and lemma in ("kill", "stop", "terminate", "shut", "take", "halt", "pkill"):
+        elif intent == Intent.stop and lemma in _KILLED_LEMMAS:
             self._add(Intent.not_ready, 0.6, span, cue.start, mention)
 
     def _noun_restart(self, cue: _Cue, clause: _Clause, article: int) -> None:
@@ -1204,7 +1224,7 @@ class _Reader:
     # -- hold, correction, verify -----------------------------------------------------------------------
 
     def _next_verb(self, after: int, clause: _Clause) -> _Cue | None:
-        for cue in self._all_cues:
+        for cue in self.cues:
             if cue.start >= after and cue.start < clause.end and cue.label in _VERB_LABELS:
                 return cue
         return None
@@ -1273,7 +1293,8 @@ class _Reader:
         if clause.qkind not in ("plain", "suggest", "why", "opinion"):
             return
         if cue.label == "QHOW":
-            named = any(self._is_entity(i) or self.low[i] in P.OBJECT_SERVER_NOUNS for i in range(cue.start, cue.end))
+            named = any(self._is_entity(i) or self.low[i] in P.OBJECT_SERVER_NOUNS
+                        for i in range(cue.start, cue.end))
             if named:
                 self._question([(cue.start, cue.end)], cue.start)
             return
@@ -1331,7 +1352,9 @@ class _Reader:
             elif copula or self._subject_head(head) or tier == "REPORT":
                 subject, mention = self._subject_class(head, clause)
             elif self.low[head] in P.REPORT_VERBS and not ready:
-                subject, mention = self._subject_class(head - 1, clause) if head > clause.start else ("none", None)
+                subject, mention = ("none", None)
+                if head > clause.start:
+                    subject, mention = self._subject_class(head - 1, clause)
                 if subject == "blocked" and tier == "S":
                     subject = "none"  # "I'm getting connection refused": the user reports the server's answer
             else:
@@ -1344,8 +1367,9 @@ class _Reader:
             return  # "great work", "work on X"
         if words[0] in ("works", "work") and head is not None and self.low[head] == "that":
             return  # "that works": agreement, not a server
-        if words[0] in ("reach", "access", "hit", "curl", "ping", "query", "open") and not any(
-                self.low[k] in ("can", "could", "able", "ca") for k in range(max(clause.start, cue.start - 3), cue.start)):
+        before = self.low[max(clause.start, cue.start - 3) : cue.start]
+        able = any(w in ("can", "could", "able", "ca") for w in before)
+        if words[0] in ("reach", "access", "hit", "curl", "ping", "query", "open") and not able:
             return  # only "I can reach it" says it is up; "hit it with the benchmark" is an instruction
         if not self._follower_ok(cue, clause, subject, copula):
             return
@@ -1401,7 +1425,7 @@ class _Reader:
             return cue.end + 1 < clause.end and self._is_entity(cue.end + 1)
         if subject == "none" and not copula and nxt and nxt not in _BARE_FOLLOWERS and any(
                 ch.isalnum() for ch in nxt) and not self._is_entity(cue.end):
-            return cue.end in self._cue_starts  # "502 bad gateway"; not "responsive layout", "up next"
+            return cue.end in self.cue_starts  # "502 bad gateway"; not "responsive layout", "up next"
         return True
 
     # -- sentence-level cues --------------------------------------------------------------------------
@@ -1429,17 +1453,18 @@ class _Reader:
             nxt = self.low[i + 1] if i + 1 < end else ""
             if nxt in P.NOT_CORRECTION_AFTER_NO:
                 continue
-            if self.low[i] == "wrong" and nxt in ("port", "server", "one", "instance", "box", "machine", "host"):
+            if self.low[i] == "wrong" and nxt in ("port", "server", "one", "instance", "box", "machine"):
                 continue  # already a correction phrase
-            followers = state_sentences.get(index) or ([] if end - start > 3 else state_sentences.get(index + 1))
+            followers = state_sentences.get(index)
+            if not followers and end - start <= 3:  # "No. It's up."
+                followers = state_sentences.get(index + 1)
             if followers:
-                self._add(Intent.correction, 0.85, [(i, i + 1), *followers[0].tokens], i)
+                self._add(Intent.correction, 0.85, [(i, i + 1), *followers[0].spans], i)
 
     # -- targets and result ---------------------------------------------------------------------------------
 
     def _groups(self, clauses: list[_Clause], cues: list[_Cue]) -> None:
         """Clauses that only list servers ("…, vllm and tgi") join the clause before them."""
-        self._all_cues = cues
         cue_tokens = {i for c in cues for i in range(c.start, c.end)}
         group = -1
         previous_sentence = -1
@@ -1472,7 +1497,8 @@ class _Reader:
             at = tokens[0]
             clause = self.clauses[self.clause_of[at]]
             candidates = by_group.get(clause.group, []) + questions.get(clause.sentence, [])
-            inside = [h for h in candidates if (own := self.hits[h].own) is not None and own[0] <= at < own[1]]
+            inside = [h for h in candidates
+                      if (own := self.hits[h].own) is not None and own[0] <= at < own[1]]
             before = [self.hits[h].anchor for h in candidates if self.hits[h].anchor <= at]
             after = [self.hits[h].anchor for h in candidates if self.hits[h].anchor > at]
             if inside:
@@ -1527,7 +1553,7 @@ class _Reader:
 
     def _evidence(self, hit: _Hit) -> tuple[Evidence, ...]:
         out: list[Evidence] = []
-        for start, end in sorted(set(hit.tokens)):
+        for start, end in sorted(set(hit.spans)):
             s, e = self.starts[start], self.ends[end - 1]
             out.append(Evidence(s, e, self.text[s:e]))
         return tuple(out)

@@ -233,7 +233,8 @@ def test_suggestion_is_weaker_than_an_order() -> None:
 
 
 def test_pasted_server_log_in_a_fence_is_not_the_user_saying_ready() -> None:
-    text = "what does this mean?\n```\nINFO:     Application startup complete.\nINFO:     Uvicorn running on http://0.0.0.0:8000\n```"
+    text = ("what does this mean?\n```\nINFO:     Application startup complete.\n"
+            "INFO:     Uvicorn running on http://0.0.0.0:8000\n```")
     r = read_message(text)
     assert r.intents == frozenset()
     assert r.ports == ()
@@ -253,7 +254,8 @@ def test_unfenced_log_lines_are_skipped_but_the_prose_after_is_read() -> None:
 
 
 def test_traceback_without_fence_is_skipped() -> None:
-    text = ("the server crashed with this:\nTraceback (most recent call last):\n  File \"app.py\", line 3, in <module>\n"
+    text = ("the server crashed with this:\nTraceback (most recent call last):\n"
+            "  File \"app.py\", line 3, in <module>\n"
             "    app.run(port=5000)\nOSError: [Errno 98] Address already in use")
     r = read_message(text)
     assert r.intents == {Intent.not_ready}
@@ -261,7 +263,8 @@ def test_traceback_without_fence_is_skipped() -> None:
 
 
 def test_single_pasted_ready_line_and_harness_blocks_are_not_read() -> None:
-    assert read_message("[2025-11-02 10:11:12] The server is fired up and ready to roll!").intents == frozenset()
+    sglang_ready_line = "[2025-11-02 10:11:12] The server is fired up and ready to roll!"
+    assert read_message(sglang_ready_line).intents == frozenset()
     assert read_message(" \u2713 Ready in 2.3s").intents == frozenset()
     assert read_message("<bash-input>systemctl restart sglang</bash-input>").intents == frozenset()
     r = read_message("<system-reminder>the server is ready</system-reminder>\nis it up?")
@@ -307,7 +310,7 @@ def test_odd_input_never_raises(text: str) -> None:
     assert r.intents <= {Intent.restart}
 
 
-# --- pipeline and memo ---------------------------------------------------------------------------------------
+# --- pipeline and memo ----------------------------------------------------------------------------------
 
 
 def test_only_a_blank_pipeline_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -329,6 +332,7 @@ def test_batch_keeps_order_and_memoises() -> None:
     language.clear_cache()
     texts = ["Ready", "kill it", "Ready", "is it up?"]
     readings = read_messages(texts)
-    assert [sorted(i.value for i in r.intents) for r in readings] == [["ready"], ["stop"], ["ready"], ["question"]]
+    intents = [sorted(i.value for i in r.intents) for r in readings]
+    assert intents == [["ready"], ["stop"], ["ready"], ["question"]]
     assert readings[0] is readings[2]
     assert read_message("kill it") is readings[1]

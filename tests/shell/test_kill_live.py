@@ -52,3 +52,18 @@ def test_evaluate_agrees_with_the_real_shell(shell: str, template: str, killed: 
     assert predicted == killed, [n for v in verdicts for n in v.notes]
     done = subprocess.run([shell, "-c", script], capture_output=True, timeout=60, check=False)
     assert (done.returncode == -15) == killed, (done.returncode, done.stderr)
+
+
+def test_builtin_kill_stops_at_its_own_shell_for_real() -> None:
+    token = "zqlive" + uuid.uuid4().hex[:10]
+    script = f"(exec -a {token}_srv sleep 30) >/dev/null 2>&1 & sleep 0.3; kill $(pgrep -f {token})"
+    (v,) = [v for v in evaluate(parse(f"bash -c {shlex.quote(script)}"), []) if v.command.name == "kill"]
+    assert v.self_kill is not None
+    assert any("never signals" in n for n in v.notes)  # the child is newer than the shell
+    try:
+        done = subprocess.run(["bash", "-c", script], capture_output=True, timeout=60, check=False)
+        survivors = subprocess.run(["pgrep", "-f", f"{token}_srv"], capture_output=True, text=True, check=False)
+        assert done.returncode == -15
+        assert survivors.stdout.strip() != ""  # the builtin kill died before signalling it
+    finally:
+        subprocess.run(["pkill", "-f", f"{token}_srv"], check=False)

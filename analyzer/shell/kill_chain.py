@@ -10,7 +10,8 @@ and dash 0.5.12 (Debian 12):
   last top-level connection: ``a; b; K``, ``a && b && K``, ``a\\nK`` exec K, but ``a; b && K``,
   ``a & K`` and ``K >/dev/null`` do not (bash ≥ 5.1; 3.2 on macOS only execs a lone command);
 * zsh ``-c``: the last simple external command is exec'd, whatever precedes it or redirects it;
-* dash (Debian's ``/bin/sh``): never, not even a lone command.
+* dash (Debian's ``/bin/sh``): never, not even a lone command;
+* a script read from stdin (``bash -s``, ``ssh host bash <<EOF``) or a file: never.
 
 Builtins (``kill``, ``echo``) are never exec'd, so ``bash -c 'kill $(pgrep -f X)'`` keeps its
 shell alive to be listed by pgrep and signalled by itself (§11 B7).
@@ -105,6 +106,8 @@ def exec_replaces(frame: ShellFrame, step: SimpleCommand, siblings: list[SimpleC
         return "the shell `exec`s it"
     if frame.interactive or is_builtin_step(step) or step.background or step.contexts:
         return None
+    if not any(a.startswith("-") and not a.startswith("--") and "c" in a for a in frame.argv[1:3]):
+        return None  # a script read from stdin or a file: the one-shot exec is for -c strings only
     flavor = _flavor(frame, platform)
     if flavor == "dash":
         return None

@@ -464,3 +464,16 @@ def test_user_filter_with_a_variable_is_ignored_not_applied() -> None:
     assert labels(v) == ["alice's"] and any("$USER" in n for n in v.notes)
     (w,) = run("pkill -u bob -f zq_srv", [owned])
     assert labels(w) == []
+
+
+def test_a_stdin_fed_remote_shell_holds_no_text_but_has_a_name() -> None:
+    text = "ssh node1 bash -s <<'EOF'\npkill -f zq_srv\nsleep 2\nEOF"
+    (v,) = run(text, [Process(argv=("zq_srv",), host="node1", label="remote")])
+    assert labels(v) == ["remote"] and v.self_kill is None  # its argv is just `bash -s`
+    (b,) = run("ssh node1 bash -s <<'EOF'\npkill bash\nEOF")
+    assert b.self_kill is not None and b.self_kill.argv == ("bash", "-s")  # no exec for a script on stdin
+
+
+def test_killall_ignore_case() -> None:
+    (v,) = run("killall -I PYTHON3", [Process(argv=("python3", "x"), label="py3")])
+    assert labels(v) == ["py3"]

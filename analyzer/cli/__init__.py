@@ -14,9 +14,13 @@ from analyzer import __version__
 
 COMMANDS: dict[str, tuple[str, str]] = {
     # name: (module, one-line help shown in `analyzer --help`)
+    "check": ("analyzer.cli.check", "Analyze sessions and report coordination failures (text, json, sarif)."),
+    "rules": ("analyzer.cli.rules", "List, explain, test and scaffold rules."),
     "timeline": ("analyzer.cli.timeline", "List a session's events: who did what, when."),
     "detect": ("analyzer.cli.detect", "Say which log format a file is in, and why."),
     "formats": ("analyzer.cli.formats", "List the supported log formats."),
+    "shell": ("analyzer.cli.shell", "Show how a shell command is parsed and what a kill in it would hit."),
+    "graph": ("analyzer.cli.graph", "Show every server instance, its states and the evidence."),
 }
 
 

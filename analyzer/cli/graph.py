@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+import click
+import orjson
+
+from analyzer.cli._common import echo_diagnostics, load_or_fail, width
+from analyzer.lifecycle.world import World, build_world, node_link
+
+
+def render_text(world: World) -> str:
+    cols = width()
+    out = [f"{world.session.path}: {len(world.instances)} server instance(s), {len(world.facts)} facts"]
+    for inst in world.instances.values():
+        out.append("")
+        out.append(f"{inst.id}  {inst.name}  [{inst.state_at(len(world.session.events))}]")
+        for ch in inst.history:
+            ev = world.event(ch.event)
+            ts = ev.ts.strftime("%H:%M:%S") if ev.ts else "--:--:--"
+            line = f"  #{ch.event:<5} {ts} {ch.state:<9} {ch.reason}"
+            out.append(line if len(line) <= cols else line[: cols - 1] + "…")
+    kills = world.kills()
+    if kills:
+        out.append("")
+        out.append("kills:")
+        for k in kills:
+            out.append(f"  #{k.event:<5} {k.text}" + ("  (kills its own shell)" if k.self_kill else ""))
+            for v in k.victims:
+                line = f"          → {v.label}: {v.reason}"
+                out.append(line if len(line) <= cols else line[: cols - 1] + "…")
+    for note in world.notes:
+        out.append(f"note: {note}")
+    return "\n".join(out)
+
+
+def render_dot(world: World) -> str:
+    def q(s: str) -> str:
+        return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    lines = ["digraph world {", "  rankdir=LR;"]
+    for node, attrs in world.graph.nodes(data=True):
+        shape = "box" if attrs.get("type") == "instance" else "ellipse"
+        lines.append(f"  {q(node)} [shape={shape}];")
+    for s, t, d in world.graph.edges(data=True):
+        lines.append(f"  {q(s)} -> {q(t)} [label={q(str(d.get('relation')))}];")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+@click.command("graph")
+@click.argument("path", type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "dot"]), default="text", show_default=True,
+              help="text: instances and their state histories; json: instances, facts and the graph "
+                   "(node-link); dot: the graph for Graphviz.")
+def command(path: str, fmt: str) -> None:
+    """Rebuild the server lifecycle world of the session at PATH: every server instance with its
+    state history and the evidence behind each change."""
+    session = load_or_fail(path)
+    world = build_world(session)
+    if fmt == "json":
+        doc = {
+            "path": session.path,
+            "instances": [i.model_dump(mode="json") for i in world.instances.values()],
+            "facts": [f.model_dump(mode="json") for f in world.facts],
+            "notes": world.notes,
+            "graph": node_link(world),
+        }
+        click.echo(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
+    elif fmt == "dot":
+        click.echo(render_dot(world))
+    else:
+        echo_diagnostics(session)
+        click.echo(render_text(world))

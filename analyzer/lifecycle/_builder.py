@@ -1,0 +1,692 @@
+"""The walk that builds a ``World``: one pass over the timeline, in order.
+
+Per event: user/agent messages become readiness, instruction and correction facts; shell
+commands become launches, probes, kills and failures; task tools and notifications become polls,
+stops and exit codes. Each fact moves its instance's state and adds edges to the graph.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+from analyzer.events import AssistantEvent, Event, SystemEvent, ToolEvent, UserEvent
+from analyzer.lifecycle.facts import (
+    Correction,
+    Failure,
+    Instruction,
+    Kill,
+    Launch,
+    ModelDisagreement,
+    Probe,
+    Ready,
+    Victim,
+)
+from analyzer.lifecycle.language import MessageReading, Target, read_message
+from analyzer.lifecycle.probes import DeadJob, dead_jobs, failure_reason, norm_host, pids_in, probe_of
+from analyzer.lifecycle.world import Instance, World
+from analyzer.shell import kill as killsem
+from analyzer.shell.model import ShellFrame, ShellScript, SimpleCommand
+from analyzer.shell.parse import parse
+from analyzer.shell.platform import infer_platform
+from analyzer.shell.resolve import ScriptResolver
+
+_LOG_READERS = frozenset({"tail", "cat", "head", "less", "grep", "rg", "journalctl", "docker", "more"})
+_SYSTEMCTL_START = frozenset({"start", "restart", "reload-or-restart", "try-restart"})
+# Cheap pre-filter: a command that names no port, host, lifecycle verb or server program cannot
+# launch, probe or kill a server, so it is not parsed at all (most commands: ls, git, pytest).
+_MAY_TOUCH_SERVERS = re.compile(
+    r"\b(?:kill|pkill|killall|fuser|systemctl|docker|nohup|serve|launch|tmux|screen|setsid|uvicorn|vllm|sglang"
+    r"|npm|pnpm|yarn|bun|next|vite|flask|streamlit|http\.server|gunicorn|ollama|llama|node|mix|curl|wget"
+    r"|ss|lsof|netstat|nc|tail|cat|grep|journalctl|python3?|bash|sh|ssh)\b|:\d{2,5}|localhost")
+
+
+def _may_touch_servers(command: str) -> bool:
+    return _MAY_TOUCH_SERVERS.search(command) is not None
+
+
+def _unit(name: str) -> str:
+    return name.removesuffix(".service")
+
+
+class Builder:
+    def __init__(self, world: World) -> None:
+        self.w = world
+        self.live: dict[str, list[int]] = {}
+        """instance id -> fact indexes of its launches believed running."""
+        self.by_task: dict[str, str] = {}
+        self.recent: list[str] = []
+        """Instances in the order they were last launched or touched (latest last)."""
+        self.resolver = ScriptResolver()
+        self.agent = world.session.agent or world.session.format
+        self.platforms: dict[str, str] = {}
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def touch(self, inst: str) -> None:
+        if inst in self.recent:
+            self.recent.remove(inst)
+        self.recent.append(inst)
+
+    def instance(self, launch: Launch) -> str:
+        if launch.port is not None:
+            key = f"{launch.host}:{launch.port}"
+        elif launch.unit:
+            key = f"{launch.host}/unit:{launch.unit}"
+        elif launch.container:
+            key = f"{launch.host}/container:{launch.container}"
+        elif launch.task_id:
+            key = f"task:{launch.task_id}"
+        else:
+            key = f"{launch.host}/{launch.server}"
+        inst = self.w.instances.get(key)
+        if inst is None:
+            inst = Instance(id=key, server=launch.server, label=launch.label, host=launch.host,
+                            port=launch.port, unit=launch.unit, container=launch.container)
+            self.w.instances[key] = inst
+        else:
+            inst.server, inst.label = launch.server, launch.label
+        if launch.task_id and launch.task_id not in inst.task_ids:
+            inst.task_ids.append(launch.task_id)
+        return key
+
+    def live_state(self, inst: str, event: int) -> str:
+        return self.w.instances[inst].state_at(event, inclusive=True)
+
+    def find(self, *, host: str | None = None, port: int | None = None, server: str | None = None,
+             unit: str | None = None) -> list[str]:
+        out = []
+        for key, inst in self.w.instances.items():
+            if port is not None and inst.port != port:
+                continue
+            if host is not None and inst.host != host and host != "*":
+                continue
+            if server is not None and server not in (inst.server, inst.label) and not inst.server.startswith(server):
+                continue
+            if unit is not None and (inst.unit is None or _unit(inst.unit) != _unit(unit)):
+                continue
+            out.append(key)
+        return out
+
+    def current(self) -> str | None:
+        """The instance a bare "it"/"the server" most likely means: the latest touched live one."""
+        for inst in reversed(self.recent):
+            if self.live.get(inst):
+                return inst
+        return self.recent[-1] if self.recent else None
+
+    # -- the walk ------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        for ev in self.w.session.events:
+            if isinstance(ev, UserEvent):
+                if ev.origin == "prompt":
+                    self.on_user(ev)
+            elif isinstance(ev, AssistantEvent):
+                self.on_agent(ev)
+            elif isinstance(ev, ToolEvent):
+                if ev.command is not None:
+                    self.on_shell(ev)
+                elif ev.category == "task_output" and ev.task_id:
+                    self.on_task_poll(ev)
+                elif ev.category == "task_stop" and ev.task_id:
+                    self.on_task_stop(ev)
+            elif isinstance(ev, SystemEvent) and ev.task_id:
+                self.on_task_note(ev)
+
+    # -- messages ------------------------------------------------------------------------------
+
+    def targets(self, targets: tuple[Target, ...], r: MessageReading) -> list[str]:
+        """Instances the targets of one intent refer to. A bare "it"/"the server" is the instance
+        most recently touched; a target naming nothing falls back to the message's own entities."""
+        found: list[str] = []
+        for t in targets or (Target(),):
+            ports, hosts, kinds, units = t.ports, t.hosts, t.kinds, t.units
+            if t.unspecified:
+                ports, hosts, kinds, units = r.ports, r.hosts, r.kinds, r.units
+            if not (ports or hosts or kinds or units):
+                cur = self.current()
+                matches = [cur] if cur else []
+            else:
+                matches = [key for key, inst in self.w.instances.items()
+                           if (not ports or inst.port in ports)
+                           and (not hosts or any(norm_host(h, "local") == inst.host for h in hosts))
+                           and (not kinds or any(_kind_matches(k, inst) for k in kinds))
+                           and (not units or (inst.unit is not None and _unit(inst.unit) in map(_unit, units)))]
+            found += [m for m in matches if m not in found]
+        return found
+
+    def on_user(self, ev: UserEvent) -> None:
+        r = read_message(ev.text)
+        if not r.intents:
+            return
+        if r.has("ready") and not r.has("question"):
+            quote = r.quote("ready")
+            for inst in self.targets(r.targets.get("ready", ()), r):  # type: ignore[call-overload]
+                fi = self.w._add(Ready(event=ev.index, instance=inst, source="user", strength="medium",
+                                       quote=quote, detail=f"the user says it is ready: {quote!r}"))
+                self.w._change(inst, "ready", fi, "the user said it is ready")
+                self.w._edge(f"event:{ev.index}", f"instance:{inst}", "asserts-ready", fi)
+        for action in ("launch", "stop", "restart", "hold"):
+            if not r.has(action):
+                continue
+            targets = r.targets.get(action, ())  # type: ignore[call-overload]
+            named = any(not t.unspecified for t in targets)
+            insts = self.targets(targets, r) if named or r.ports or r.kinds or r.units else []
+            text = ", ".join(t.text for t in targets if t.text) or "unspecified"
+            fi = self.w._add(Instruction(event=ev.index, action=action, targets=insts, target_text=text,
+                                         quote=r.quote(action), detail=f"the user asks to {action} {text}"))
+            for inst in insts:
+                self.w._edge(f"instance:{inst}", f"event:{ev.index}", "requested-by", fi)
+        if r.has("correction"):
+            corrected = self.last_action(ev.index)
+            quote = r.quote("correction") or ev.text.strip()[:200]
+            fi = self.w._add(Correction(event=ev.index, quote=quote, corrects=corrected,
+                                        instance=self.current(), detail=f"the user corrects the agent: {quote!r}"))
+            if corrected is not None:
+                self.w._edge(f"event:{ev.index}", f"event:{corrected}", "corrects", fi)
+
+    def last_action(self, before: int) -> int | None:
+        acts = [f.event for f in self.w.facts if isinstance(f, Launch | Kill) and f.event < before]
+        return acts[-1] if acts else None
+
+    def on_agent(self, ev: AssistantEvent) -> None:
+        if not ev.text or len(ev.text) > 4000:
+            return  # long write-ups mix plans, history and claims; their readiness words mislead
+        r = read_message(ev.text)
+        if not r.has("ready") or r.has("question") or r.has("not_ready"):
+            return
+        quote = r.quote("ready")
+        for inst in self.targets(r.targets.get("ready", ()), r):  # type: ignore[call-overload]
+            fi = self.w._add(Ready(event=ev.index, instance=inst, source="agent", strength="weak",
+                                   quote=quote, detail=f"the agent says it is up: {quote!r}"))
+            if self.live_state(inst, ev.index) in ("starting", "unknown"):
+                self.w._change(inst, "ready", fi, "the agent said it is up")
+            self.w._edge(f"event:{ev.index}", f"instance:{inst}", "asserts-ready", fi)
+
+    # -- shell ---------------------------------------------------------------------------------
+
+    def on_shell(self, ev: ToolEvent) -> None:
+        assert ev.command is not None
+        if not _may_touch_servers(ev.command):
+            return
+        script = _normalise_hosts(self.resolver.feed(parse(ev.command)))
+        output = ev.output or ""
+        launches: list[tuple[SimpleCommand, int]] = []
+        for cmd in script.commands:
+            where = cmd.host or "local"
+            if "substitution" in cmd.contexts:
+                continue
+            fi = self.launch_of(ev, cmd, where, script)
+            if fi is not None:
+                launches.append((cmd, fi))
+                continue
+            self.probe_or_log(ev, cmd, where)
+        kills = self.kills_of(ev, script, launches)
+        self.outcomes(ev, script, launches, kills, output)
+
+    def launch_of(self, ev: ToolEvent, cmd: SimpleCommand, where: str, script: ShellScript) -> int | None:
+        argv = cmd.effective_argv
+        server = label = None
+        port: int | None = None
+        bind = gpus = log = unit = container = None
+        if cmd.name == "systemctl" and len(argv) >= 3 and argv[1] in _SYSTEMCTL_START:
+            unit = _unit(argv[-1])
+            server, label = "systemd", f"{unit} (systemd)"
+        elif cmd.name == "docker" and len(argv) > 1 and argv[1] == "run":
+            container = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--name"), None)
+            ports = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-p", "--publish")]
+            if ports:
+                m = re.match(r"(?:[\d.]+:)?(\d+):\d+", ports[0])
+                port = int(m.group(1)) if m else None
+            if not ports and container is None:
+                return None
+            server, label = "docker", f"container {container or argv[-1]}"
+        elif (cmd.name == "docker" and argv[1:3] == ["compose", "up"]) or (cmd.name == "docker-compose" and "up" in argv):
+            server, label, container = "compose", "docker compose", "compose"
+        else:
+            found = self.w.catalog.match(cmd)
+            if found is None:
+                return None
+            server, label, port = found.kind.name, found.kind.label, found.port
+            bind, gpus, log = found.bind, found.gpus, found.log_file
+        launch = Launch(
+            event=ev.index, server=server, label=label, host=where, port=port, bind=bind, gpus=gpus,
+            log_file=log, unit=unit, container=container, argv=list(argv), command_position=cmd.position,
+            task_id=ev.task_id if ev.background else None,
+            detail=f"launches {label}" + (f" on {where}:{port}" if port else f" on {where}"),
+        )
+        inst = self.instance(launch)
+        launch.instance = inst
+        fi = self.w._add(launch)
+        self.w.instances[inst].launches.append(ev.index)
+        self.w._edge(f"event:{ev.index}", f"instance:{inst}", "launches", fi)
+        if launch.task_id:
+            self.by_task[launch.task_id] = inst
+        return fi
+
+    def start(self, fi: int) -> None:
+        """A launch that ran: its process is live. Launched over a live starting or ready process
+        of the same identity, it is a duplicate; else the instance is starting."""
+        launch = self.w.facts[fi]
+        assert isinstance(launch, Launch) and launch.instance
+        inst = launch.instance
+        lives = self.live.setdefault(inst, [])
+        state = self.live_state(inst, launch.event)
+        if lives and state in ("starting", "ready") and launch.server != "systemd":
+            launch.duplicate_of = self.w.facts[lives[-1]].event
+            self.w._edge(f"event:{launch.event}", f"event:{launch.duplicate_of}", "conflicts-with", fi)
+        else:
+            earlier = [e for e in self.w.instances[inst].launches if e < launch.event]
+            if earlier:
+                self.w._edge(f"event:{launch.event}", f"event:{earlier[-1]}", "replaces", fi)
+            self.w._change(inst, "starting", fi, f"launched ({launch.label})")
+        lives.append(fi)
+        self.touch(inst)
+
+    def probe_or_log(self, ev: ToolEvent, cmd: SimpleCommand, where: str) -> None:
+        argv = cmd.effective_argv
+        if cmd.name == "systemctl" and len(argv) >= 3 and argv[1] in ("status", "is-active"):
+            unit = _unit(argv[-1])
+            out = ev.output or ""
+            answered = True if re.search(r"active \(running\)|^active$", out, re.M) else (
+                False if re.search(r"inactive|failed|dead", out) else None)
+            for inst in self.find(host=where, unit=unit):
+                self.probe(ev, inst, "systemctl", unit, answered)
+            return
+        if cmd.name in ("pgrep", "ps") and ev.output:
+            self.process_listing(ev, where, ev.output)
+            return
+        p = probe_of(cmd, ev.output, ev.exit_code, where)
+        if p is not None and p.port is not None:
+            insts = self.find(host=p.host, port=p.port) or self.find(host="*", port=p.port)
+            if not insts:
+                # a unit or container whose port the launch did not show: the probe teaches it
+                portless = [k for k, lives in self.live.items()
+                            if lives and self.w.instances[k].host == p.host and self.w.instances[k].port is None]
+                if len(portless) == 1:
+                    self.w.instances[portless[0]].port = p.port
+                    insts = portless
+            for inst in insts[:1]:
+                self.probe(ev, inst, p.method, p.target, p.answered)
+            return
+        if cmd.name in _LOG_READERS and ev.output:
+            files = {a for a in argv[1:] if "/" in a or a.endswith(".log") or a.endswith(".txt")}
+            for key, lives in self.live.items():
+                for fi in lives:
+                    launch = self.w.facts[fi]
+                    assert isinstance(launch, Launch)
+                    if launch.log_file and launch.host == where and (
+                        launch.log_file in files or PurePosixPath(launch.log_file).name in
+                        {PurePosixPath(f).name for f in files}
+                    ):
+                        self.log_evidence(ev, key, launch, ev.output)
+
+    def process_listing(self, ev: ToolEvent, where: str, output: str) -> None:
+        """``pgrep -af``/``ps aux`` output names the server processes that are alive. One the world
+        thought killed is the process model being wrong: observation wins, and it is recorded."""
+        lines = output.splitlines()
+        for fact in list(self.w.facts):
+            if not isinstance(fact, Launch) or fact.host != where or not fact.ran or not fact.argv:
+                continue
+            joined = " ".join(fact.argv)
+            port = re.compile(rf"[ =:]{fact.port}\b") if fact.port else None
+            if not any(joined in ln or (port and joined[:60] in ln and port.search(ln)) for ln in lines):
+                continue
+            inst = fact.instance
+            assert inst is not None
+            fi = self.w.facts.index(fact)
+            lives = self.live.setdefault(inst, [])
+            if fi not in lives:
+                if any(isinstance(f, Failure) and f.launch_event == fact.event for f in self.w.facts):
+                    continue  # that launch died on its own; a listed twin is another launch
+                di = self.w._add(ModelDisagreement(
+                    event=ev.index, instance=inst, predicted=f"the {fact.label} launched at event {fact.event} was killed",
+                    observed="a process listing shows it still running",
+                    detail=f"{self.w.instances[inst].name} is still running although a kill was predicted to hit it"))
+                self.w.notes.append(f"event {ev.index}: {self.w.facts[di].detail}")
+                lives.append(fi)
+                before = [c.state for c in self.w.instances[inst].history if c.event < fact.event + 1]
+                restored = "ready" if any(isinstance(f, Ready) and f.instance == inst and f.event > fact.event
+                                          and f.event < ev.index for f in self.w.facts) else (before[-1] if before else "unknown")
+                self.w._change(inst, restored if restored in ("ready", "starting") else "unknown", di,
+                               "still running after the kill (process listing)")
+            self.probe(ev, inst, "process-list", f"process {fact.pid or ''} {joined[:60]}".strip(), True)
+
+    def probe(self, ev: ToolEvent, inst: str, method: str, target: str, answered: bool | None) -> None:
+        fi = self.w._add(Probe(event=ev.index, instance=inst, method=method, target=target, answered=answered,
+                               detail=f"{method} probe of {target}: "
+                                      + {True: "answered", False: "no answer", None: "unclear"}[answered]))
+        self.w._edge(f"event:{ev.index}", f"instance:{inst}", "probes", fi)
+        self.touch(inst)
+        state = self.live_state(inst, ev.index)
+        if answered and state in ("starting", "unknown", "failed"):
+            ri = self.w._add(Ready(event=ev.index, instance=inst, source="probe", strength="strong", quote=target,
+                                   detail=f"{target} answered"))
+            self.w._change(inst, "ready", ri, f"probe {target} answered")
+            self.w._edge(f"event:{ev.index}", f"instance:{inst}", "asserts-ready", ri)
+        elif answered is False and state == "ready" and method != "task-poll":
+            xi = self.w._add(Failure(event=ev.index, instance=inst, reason="refused", quote=target,
+                                     detail=f"{target} did not answer"))
+            self.w._change(inst, "failed", xi, f"probe {target} got no answer")
+            self.w._edge(f"event:{ev.index}", f"instance:{inst}", "reports-failure", xi)
+
+    def log_evidence(self, ev: Event, inst: str, launch: Launch | None, text: str) -> None:
+        kind = launch.server if launch else None
+        if launch and launch.log_file and f"{launch.log_file}:" in text:
+            # grep over several logs prefixes each line with its file: read only this log's lines
+            text = "\n".join(ln for ln in text.splitlines() if ln.startswith(f"{launch.log_file}:"))
+        fail = self.w.catalog.failure_line(kind, text)
+        ready = self.w.catalog.ready_line(kind, text)
+        if fail:
+            fi = self.w._add(Failure(event=ev.index, instance=inst, reason=failure_reason(fail), quote=fail,
+                                     detail=f"its log shows: {fail}"))
+            self.w._change(inst, "failed", fi, f"log: {fail}")
+            self.w._edge(f"event:{ev.index}", f"instance:{inst}", "reports-failure", fi)
+        elif ready:
+            fi = self.w._add(Ready(event=ev.index, instance=inst, source="log", strength="strong", quote=ready,
+                                   detail=f"its log says: {ready}"))
+            self.w._change(inst, "ready", fi, f"log: {ready}")
+            self.w._edge(f"event:{ev.index}", f"instance:{inst}", "asserts-ready", fi)
+
+    # -- kills ---------------------------------------------------------------------------------
+
+    def processes(self) -> list[killsem.Process]:
+        procs: list[killsem.Process] = []
+        for inst, lives in self.live.items():
+            for fi in lives:
+                launch = self.w.facts[fi]
+                assert isinstance(launch, Launch)
+                procs.append(killsem.Process(
+                    pid=launch.pid, argv=tuple(launch.argv), host=None if launch.host == "local" else launch.host,
+                    kind="server", label=self.w.instances[inst].name, ref=str(fi),
+                    ports=(launch.port,) if launch.port else (), unit=launch.unit, container=launch.container,
+                    task_id=launch.task_id,
+                    open_files=("/dev/nvidia0", "/dev/nvidiactl") if self.w.catalog.by_name.get(launch.server)
+                    and self.w.catalog.by_name[launch.server].gpu else (),
+                ))
+        agent = killsem.agent_process(self.agent)
+        if agent is not None:
+            procs.append(agent)
+        return procs
+
+    def kills_of(self, ev: ToolEvent, script: ShellScript,
+                 launches: list[tuple[SimpleCommand, int]]) -> list[tuple[Kill, killsem.KillVerdict]]:
+        harness = killsem.harness_frame(self.agent, ev.command or "")
+        verdicts = killsem.evaluate(script, self.processes(), harness=harness, platform=self.platform,
+                                    platforms=self.remote_platforms(script))
+        out: list[tuple[Kill, killsem.KillVerdict]] = []
+        for v in verdicts:
+            if v.signal == 0:
+                continue  # kill -0 / pgrep: an existence check, nothing dies
+            victims: list[Victim] = []
+            for vic in v.victims:
+                p = vic.process
+                launch_fi = int(p.ref) if p.ref and p.ref.isdigit() else None
+                launch = self.w.facts[launch_fi] if launch_fi is not None else None
+                if vic.frame is not None:
+                    role, label = "shell", _frame_label(vic.frame)
+                elif p.kind in ("server", "agent", "ssh-client", "gpu", "shell"):
+                    role, label = p.kind, p.label or " ".join(p.argv)[:80]
+                else:
+                    role, label = "other", p.label or " ".join(p.argv)[:80]
+                victims.append(Victim(
+                    label=label, reason=vic.reason, role=role,
+                    instance=launch.instance if isinstance(launch, Launch) else None,
+                    launch_event=launch.event if isinstance(launch, Launch) else None,
+                    match_span=vic.span,
+                ))
+            relaunch = [self.w.facts[fi].event for c, fi in launches
+                        if c.position > v.command.position and v.pattern
+                        and _matches(v.pattern, " ".join(c.effective_argv))]
+            text = " ".join(v.command.argv)
+            notes = list(v.notes)
+            if v.invalid_pattern:
+                notes.append("the pattern is not a valid POSIX ERE: pkill exits 2 and kills nothing")
+            kill = Kill(event=ev.index, mechanism=v.mechanism, text=text, pattern=v.pattern,
+                        victims=victims, self_kill=v.self_kill is not None, generic=v.generic,
+                        also_matches_relaunch=relaunch, platform=v.platform, notes=notes,
+                        command_position=v.command.position,
+                        detail=f"{text} hits {len(victims)} process(es)")
+            out.append((kill, v))
+        return out
+
+    @property
+    def platform(self) -> str:
+        if "local" not in self.platforms:
+            texts = [self.w.session.cwd or ""] + [e.command or "" for e in self.w.session.events[:400]
+                                                  if isinstance(e, ToolEvent)]
+            self.platforms["local"] = infer_platform(texts)[0]
+        return self.platforms["local"]
+
+    def remote_platforms(self, script: ShellScript) -> dict[str | None, str]:
+        return {c.host: "linux" for c in script.commands if c.host}  # ssh targets: Linux unless shown
+
+    # -- outcomes of one shell call ------------------------------------------------------------
+
+    def outcomes(self, ev: ToolEvent, script: ShellScript, launches: list[tuple[SimpleCommand, int]],
+                 kills: list[tuple[Kill, killsem.KillVerdict]], output: str) -> None:
+        dead = dead_jobs(output)
+        stopper = next((v for _, v in kills if v.self_kill is not None and v.reached), None)
+        model_wrong = False
+        if stopper is not None:
+            later = [c for c in script.commands if _skipped(stopper, c, script)]
+            if later and _observed_ran(later, output, dead):
+                model_wrong = True
+                di = self.w._add(ModelDisagreement(
+                    event=ev.index,
+                    predicted=f"`{' '.join(stopper.command.argv)}` hits its own shell, so the commands "
+                              "after it never run",
+                    observed="the output shows commands after it ran",
+                    detail="the process model predicted a self-kill, but the output shows later commands "
+                           "ran; the observed outcome is used"))
+                self.w.notes.append(f"event {ev.index}: {self.w.facts[di].detail}")
+        for cmd, fi in launches:
+            launch = self.w.facts[fi]
+            assert isinstance(launch, Launch)
+            if stopper is not None and not model_wrong and _skipped(stopper, cmd, script):
+                launch.ran = False
+        pids = pids_in(output)
+        ran = [fi for _, fi in launches if self.w.facts[fi].ran]  # type: ignore[union-attr]
+        if pids and len(ran) == 1:
+            self.w.facts[ran[0]].pid = pids[-1]  # type: ignore[union-attr]
+        elif len(pids) == len(ran):  # "prefill PID 1 / decode PID 2": one echo per launch, in order
+            for fi, pid in zip(ran, pids, strict=True):
+                self.w.facts[fi].pid = pid  # type: ignore[union-attr]
+        # apply kills and launches in command order; a kill that never ran kills nothing
+        steps: list[tuple[int, int, str]] = []
+        for i, (k, v) in enumerate(kills):
+            if v.reached or model_wrong:
+                steps.append((k.command_position, i, "kill"))
+            else:
+                k.notes.append("never ran: an earlier kill took down the shell that would run it")
+                self.w._add(k)
+        steps += [(c.position, fi, "launch") for c, fi in launches]
+        for _, ref, what in sorted(steps):
+            if what == "kill":
+                self.apply_kill(kills[ref][0])
+            else:
+                launch = self.w.facts[ref]
+                assert isinstance(launch, Launch)
+                if launch.ran:
+                    self.start(ref)
+        # what the output says about this call's launches
+        for cmd, fi in launches:
+            launch = self.w.facts[fi]
+            assert isinstance(launch, Launch) and launch.instance
+            if not launch.ran:
+                continue
+            job = next((d for d in dead if any(_same_command(d.command, c) for c in _lineage(cmd, script))), None)
+            if job is not None:
+                self.fail_launch(ev, launch, fi, "killed", f"{job.pid} {job.how}  {job.command}")
+                continue
+            if not cmd.background and ev.output is not None:
+                fail = self.w.catalog.failure_line(launch.server, output)
+                if fail or ev.exit_code not in (None, 0):
+                    self.fail_launch(ev, launch, fi, failure_reason(fail) if fail else "exit",
+                                     fail or f"exit code {ev.exit_code}")
+                    continue
+            if ev.background and ev.output:
+                self.log_evidence(ev, launch.instance, launch, output)
+
+    def fail_launch(self, ev: ToolEvent, launch: Launch, fi: int, reason: str, quote: str) -> None:
+        inst = launch.instance
+        assert inst is not None
+        xi = self.w._add(Failure(event=ev.index, instance=inst, reason=reason, quote=quote, launch_event=launch.event,
+                                 detail=f"the {launch.label} launched here died: {quote}"))
+        self.w._edge(f"event:{ev.index}", f"instance:{inst}", "reports-failure", xi)
+        lives = self.live.get(inst, [])
+        if fi in lives:
+            lives.remove(fi)
+        if not lives:
+            self.w._change(inst, "failed", xi, quote)
+
+    def apply_kill(self, kill: Kill) -> None:
+        fi = self.w._add(kill)
+        for vic in kill.victims:
+            if vic.instance is None:
+                continue
+            self.w._edge(f"event:{kill.event}", f"instance:{vic.instance}", "kills", fi)
+            self.w._edge(f"instance:{vic.instance}", f"event:{kill.event}", "matched-by-kill", fi)
+            lives = self.live.get(vic.instance, [])
+            for lf in list(lives):
+                launch = self.w.facts[lf]
+                if isinstance(launch, Launch) and (vic.launch_event is None or launch.event == vic.launch_event):
+                    lives.remove(lf)
+            if not lives:
+                self.w._change(vic.instance, "stopped", fi, f"killed by {kill.text}")
+
+    # -- background tasks ----------------------------------------------------------------------
+
+    def on_task_poll(self, ev: ToolEvent) -> None:
+        inst = self.by_task.get(ev.task_id or "")
+        if inst is None:
+            return
+        launch = self.launch_of_task(ev.task_id or "")
+        running = ev.exit_code is None and not re.search(r"<status>(?:completed|killed|failed)", ev.output or "")
+        self.probe(ev, inst, "task-poll", f"task {ev.task_id}", True if running else None)
+        if ev.output:
+            self.log_evidence(ev, inst, launch, ev.output)
+        if ev.exit_code not in (None, 0) and launch is not None:
+            self.fail_launch(ev, launch, self.w.facts.index(launch), "exit", f"exit code {ev.exit_code}")
+
+    def launch_of_task(self, task_id: str) -> Launch | None:
+        for f in reversed(self.w.facts):
+            if isinstance(f, Launch) and f.task_id == task_id:
+                return f
+        return None
+
+    def on_task_stop(self, ev: ToolEvent) -> None:
+        inst = self.by_task.get(ev.task_id or "")
+        launch = self.launch_of_task(ev.task_id or "")
+        victims = []
+        if inst is not None and launch is not None:
+            victims.append(Victim(label=self.w.instances[inst].name, role="server", instance=inst,
+                                  launch_event=launch.event, reason=f"background task {ev.task_id} runs it"))
+        kill = Kill(event=ev.index, mechanism="task-stop", text=f"{ev.name} {ev.task_id}", victims=victims,
+                    detail=f"{ev.name} stops background task {ev.task_id}")
+        self.apply_kill(kill)
+
+    def on_task_note(self, ev: SystemEvent) -> None:
+        inst = self.by_task.get(ev.task_id or "")
+        launch = self.launch_of_task(ev.task_id or "")
+        if inst is None or launch is None:
+            return
+        lives = self.live.get(inst, [])
+        fi = self.w.facts.index(launch)
+        if fi not in lives:
+            return  # already stopped by the agent: the notification is the echo of that kill
+        if ev.exit_code not in (None, 0) or (ev.status or "") in ("failed", "killed"):
+            xi = self.w._add(Failure(event=ev.index, instance=inst, reason="exit", launch_event=launch.event,
+                                     quote=ev.text[:200] or f"exit code {ev.exit_code}",
+                                     detail=f"background task {ev.task_id} ended with exit code {ev.exit_code}"))
+            lives.remove(fi)
+            self.w._edge(f"event:{ev.index}", f"instance:{inst}", "reports-failure", xi)
+            if not lives:
+                self.w._change(inst, "failed", xi, f"task {ev.task_id} exited {ev.exit_code}")
+
+
+_KIND_FAMILY: dict[str, tuple[str, ...]] = {
+    "llama.cpp": ("llama-cpp",), "http.server": ("http-server",), "fastapi": ("uvicorn", "gunicorn"),
+    "node": ("node", "npm-script", "next", "vite"), "dev-server": ("npm-script", "next", "vite", "node"),
+    "docker": ("docker", "compose"),
+}
+
+
+def _kind_matches(kind: str, inst: Instance) -> bool:
+    """A kind the user named (language reader's canonical names) against an instance."""
+    if inst.server in _KIND_FAMILY.get(kind, (kind,)):
+        return True
+    return kind in (inst.unit or "") or kind in inst.label.lower()
+
+
+def _frame_label(frame: ShellFrame) -> str:
+    if frame.via == "ssh":
+        return f"the remote shell on {frame.host} running this command"
+    if frame.via == "harness":
+        return "the agent's own shell running this tool call"
+    return f"the shell `{' '.join(frame.argv[:2])} …` running this command"
+
+
+def _normalise_hosts(script: ShellScript) -> ShellScript:
+    """Hosts as the world keys them (``root@h`` and ``h`` are one machine)."""
+    if not any(c.host for c in script.commands):
+        return script
+
+    def nh(h: str | None) -> str | None:
+        n = None if h is None else norm_host(h, "local")
+        return None if n == "local" else n
+
+    cmds = [c.model_copy(update={"host": nh(c.host), "shells": [
+        s.model_copy(update={"host": nh(s.host)}) for s in c.shells]}) for c in script.commands]
+    return script.model_copy(update={"commands": cmds})
+
+
+def _matches(pattern: str, subject: str) -> bool:
+    from analyzer.shell.ere import ere_search
+
+    return bool(ere_search(pattern, subject))
+
+
+def _same_command(reported: str, cmd: SimpleCommand) -> bool:
+    """bash's job line quotes the command (cut with ``...`` in logs); compare on the first words."""
+    words = reported.rstrip(". ").removesuffix("...").split()
+    if not words:
+        return False
+    head = " ".join(words[: min(len(words), 4)])
+    return head in " ".join(cmd.argv) or " ".join(cmd.effective_argv).startswith(head)
+
+
+def _lineage(cmd: SimpleCommand, script: ShellScript) -> list[SimpleCommand]:
+    """``cmd`` and the commands that start its nesting levels (``bash serve.sh`` around the
+    server the script execs), innermost first."""
+    out = [cmd]
+    while out[-1].parent is not None and len(out) < 8:
+        out.append(script.commands[out[-1].parent])
+    return out
+
+
+def _skipped(stopper: killsem.KillVerdict, cmd: SimpleCommand, script: ShellScript) -> bool:
+    """``cmd`` never runs because ``stopper`` took down its shell: it, or the command that would
+    start its nested level (the ``bash serve.sh`` around a script's commands), is skipped."""
+    seen: set[int] = set()
+    node: SimpleCommand | None = cmd
+    while node is not None and node.position not in seen:
+        seen.add(node.position)
+        if node.position > stopper.command.position and stopper.skips(node):
+            return True
+        node = script.commands[node.parent] if node.parent is not None else None
+    return False
+
+
+def _observed_ran(later: list[SimpleCommand], output: str, dead: list[DeadJob]) -> bool:
+    """The output shows some of ``later`` ran: bash reports one of them as a job, or the literal
+    text of an ``echo``/``printf`` among them is in the output."""
+    for c in later:
+        if any(_same_command(d.command, c) for d in dead):
+            return True
+        if c.name in ("echo", "printf") and len(c.argv) > 1:
+            literal = re.split(r"\$", " ".join(c.argv[1:]))[0].strip()
+            if len(literal) >= 3 and literal in output:
+                return True
+    return False

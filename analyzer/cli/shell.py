@@ -12,9 +12,9 @@ import click
 import orjson
 from pydantic import BaseModel
 
-from analyzer.cli._common import fail, width
+from analyzer.cli._common import width
 from analyzer.shell.model import ShellScript, SimpleCommand
-from analyzer.shell.parse import harness_frame, parse
+from analyzer.shell.parse import parse
 
 KILLERS = frozenset({"kill", "pkill", "killall", "fuser", "pgrep", "systemctl", "docker", "xargs"})
 
@@ -107,46 +107,56 @@ def _plain(obj: Any) -> Any:
     return obj
 
 
-def evaluate_kills(script: ShellScript, specs: Sequence[str], platform: str,
-                   harness: bool) -> tuple[list[Any] | None, str | None]:
+def evaluate_kills(cmd: str, script: ShellScript, specs: Sequence[str], platform: str,
+                   agent: str) -> tuple[list[Any] | None, str | None]:
     """(verdicts, None), or (None, why) when the kill semantics module is not there."""
     try:
         kill = importlib.import_module("analyzer.shell.kill")
-        evaluate = kill.evaluate
-        process_cls = kill.Process
+        evaluate, process_cls, frame_of = kill.evaluate, kill.Process, kill.harness_frame
     except (ImportError, AttributeError) as exc:
         return None, f"kill semantics unavailable ({exc})"
     procs = []
     for spec in specs:
         pid, argv, host = _process(spec)
-        procs.append(process_cls(pid=pid, argv=argv, host=host))
-    frame = harness_frame(script) if harness else None
-    return list(evaluate(script, procs, harness=frame, platform=platform)), None
+        procs.append(process_cls(pid=pid, argv=tuple(argv), host=host))
+    harness = frame_of(agent, cmd)
+    return list(evaluate(script, procs, harness=harness, platform=platform)), None
 
 
-def render_verdicts(verdicts: list[Any], script: ShellScript, cols: int) -> list[str]:
+def _frame_text(frame: Any) -> str:
+    argv = getattr(frame, "argv", None)
+    where = f"@{frame.host} " if getattr(frame, "host", None) else ""
+    return where + (shlex.join(argv) if isinstance(argv, (list, tuple)) else str(frame))
+
+
+def render_verdicts(verdicts: list[Any], cols: int) -> list[str]:
     lines: list[str] = []
     for v in verdicts:
         cmd = getattr(v, "command", None)
-        if isinstance(cmd, int) and 0 <= cmd < len(script.commands):
-            cmd = script.commands[cmd]
-        label = shlex.join(cmd.argv) if isinstance(cmd, SimpleCommand) else str(cmd or "kill")
-        pos = f"{cmd.position}: " if isinstance(cmd, SimpleCommand) else ""
-        lines.append(_cut(f"kill {pos}{label}", cols))
+        head = f"{cmd.position}: {shlex.join(cmd.argv)}" if isinstance(cmd, SimpleCommand) else "kill"
+        signal = getattr(v, "signal_name", "")
+        lines.append(_cut(f"kill {head}" + (f"  (SIG{signal})" if signal else ""), cols))
+        if getattr(v, "reached", True) is False:
+            lines.append("    never runs: an earlier kill took down its shell")
         victims = list(getattr(v, "victims", []) or [])
         if not victims:
             lines.append("    hits nothing among the given processes")
         for victim in victims:
             proc = getattr(victim, "process", victim)
             argv = getattr(proc, "argv", None)
-            shown = shlex.join(argv) if isinstance(argv, (list, tuple)) else str(proc)
-            pid = getattr(proc, "pid", "?")
+            shown = shlex.join(argv) if isinstance(argv, (list, tuple)) and argv else str(getattr(proc, "label", ""))
+            pid = getattr(proc, "pid", None)
             host = getattr(proc, "host", None)
-            where = f"@{host} " if host else ""
+            who = (f"@{host} " if host else "") + (f"pid {pid} " if pid is not None else "")
+            lines.append(_cut(f"    hits {who}{shown}", cols))
             reason = getattr(victim, "reason", "")
-            lines.append(_cut(f"    hits {where}pid {pid} {shown}" + (f"  — {reason}" if reason else ""), cols))
-        if getattr(v, "self_kill", None):
-            lines.append(_cut(f"    kills its own shell: {v.self_kill}", cols))
+            if reason:
+                lines.append(_cut(f"      because {reason}", cols))
+        if getattr(v, "self_kill", None) is not None:
+            exit_code = getattr(v, "expected_exit", None)
+            tail = f"; the caller sees exit {exit_code}" if exit_code is not None else ""
+            lines.append(_cut(f"    kills its own shell {_frame_text(v.self_kill)}: later commands there never run"
+                              f"{tail}", cols))
         lines.extend(_cut(f"    note: {n}", cols) for n in getattr(v, "notes", []) or [])
     return lines
 
@@ -159,9 +169,10 @@ def render_verdicts(verdicts: list[Any], script: ShellScript, cols: int) -> list
               help="A running process the kills are evaluated against (repeatable).")
 @click.option("--host-platform", type=click.Choice(["linux", "macos"]), default="linux", show_default=True,
               help="procps (linux) or BSD (macos) pkill/pgrep semantics.")
-@click.option("--harness/--no-harness", default=True, show_default=True,
-              help="Assume the agent harness runs CMD as `bash -c CMD` (that shell can be hit too).")
-def command(cmd: str, fmt: str, processes: tuple[str, ...], host_platform: str, harness: bool) -> None:
+@click.option("--agent", default="generic", show_default=True, metavar="NAME",
+              help="Whose harness runs CMD (claude-code, codex, …; generic: `bash -c CMD`; none: no "
+                   "wrapper shell): that shell can be hit by the kills too.")
+def command(cmd: str, fmt: str, processes: tuple[str, ...], host_platform: str, agent: str) -> None:
     """Parse CMD as an agent's shell tool would run it: every simple command at every depth with
     its host, background, wrappers, redirects and nesting; with --process, what each kill in it
     would hit."""
@@ -170,7 +181,7 @@ def command(cmd: str, fmt: str, processes: tuple[str, ...], host_platform: str, 
     why: str | None = None
     if processes:
         try:
-            verdicts, why = evaluate_kills(script, processes, host_platform, harness)
+            verdicts, why = evaluate_kills(cmd, script, processes, host_platform, agent)
         except click.BadParameter:
             raise
         except Exception as exc:  # the other stage's bug must not hide the parse
@@ -187,10 +198,8 @@ def command(cmd: str, fmt: str, processes: tuple[str, ...], host_platform: str, 
     lines = render_plan(script, cols)
     if processes:
         lines.append("")
-        lines.extend(render_verdicts(verdicts, script, cols) if verdicts is not None else [f"note: {why}"])
+        lines.extend(render_verdicts(verdicts, cols) if verdicts is not None else [f"note: {why}"])
     elif any(c.name in KILLERS for c in script.commands):
         lines.append(_cut("(give --process PID:ARGV to see what the kills would hit)", cols))
     click.echo("\n".join(lines))
 
-
-__all__ = ["command", "fail"]

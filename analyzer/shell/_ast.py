@@ -123,9 +123,13 @@ class CharOffsets:
                 pos += 1 if o < 0x80 else 2 if o < 0x800 else 3 if o < 0x10000 else 4
             self._starts = starts
 
+    @property
+    def identity(self) -> bool:
+        return self._starts is None
+
     def __call__(self, byte_off: int) -> int:
         if self._starts is None:
-            return min(max(byte_off, 0), self._text_len)
+            return byte_off
         if byte_off >= self._n:
             return self._text_len
         return max(0, bisect_right(self._starts, byte_off) - 1)

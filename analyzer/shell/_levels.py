@@ -38,12 +38,17 @@ def sanitize(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text) if not text.isascii() else text
 
 
-@functools.lru_cache(maxsize=16384)
-def parse_level(text: str) -> Level:
+def parse_level_uncached(text: str) -> Level:
     try:
         return _parse(text)
     except RecursionError:
         return Level(Seq(), "failed", "none", ("nesting too deep to parse",))
+
+
+# nested scripts repeat across commands (the same `ssh h '…'` string, the same script file); a
+# top-level text is cached once, as its ShellScript, by `parse`. Bounded: every cached tree is
+# scanned by each full garbage collection.
+parse_level = functools.lru_cache(maxsize=2048)(parse_level_uncached)
 
 
 def _parse(text: str) -> Level:

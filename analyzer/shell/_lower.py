@@ -30,7 +30,7 @@ from typing import Literal
 
 from analyzer.shell import nested as nested_mod
 from analyzer.shell._ast import AndOr, Cmd, Compound, Node, Pipeline, Redir, Seq, Word
-from analyzer.shell._levels import parse_level
+from analyzer.shell._levels import parse_level, parse_level_uncached
 from analyzer.shell._unquote import unescape_heredoc
 from analyzer.shell.model import Context, ParseStatus, Redirect, ShellFrame, ShellScript, SimpleCommand, Via
 from analyzer.shell.wrappers import basename, strip
@@ -105,7 +105,7 @@ class Lowerer:
     # entry -----------------------------------------------------------------------------------
 
     def run(self) -> ShellScript:
-        level = parse_level(self.source)
+        level = parse_level_uncached(self.source)
         self.status, self.parser = level.status, level.parser
         self.notes.extend(level.notes)
         walk = _Walk(scope=_Scope(), env={}, vars={})
@@ -182,6 +182,8 @@ class Lowerer:
 
     def substitutions(self, words: list[Word], w: _Walk) -> None:
         for word in words:
+            if not word.substs:
+                continue
             for s in word.substs:
                 sub = replace(w, env=dict(w.env), vars=dict(w.vars), contexts=(*w.contexts, "substitution"),
                               redirs=(), top=False, cwd=list(w.cwd))
@@ -191,9 +193,11 @@ class Lowerer:
 
     def command(self, c: Cmd, w: _Walk, conn: str | None, piped: str | None) -> SimpleCommand | None:
         scope = w.scope
-        self.substitutions([v for _, v in c.assigns], w)
+        if c.assigns:
+            self.substitutions([v for _, v in c.assigns], w)
         self.substitutions(c.words, w)
-        self.substitutions([r.target for r in c.redirs if r.target is not None], w)
+        if c.redirs:
+            self.substitutions([r.target for r in c.redirs if r.target is not None], w)
         if not c.words:
             for name, value in c.assigns:
                 w.vars[name] = value.text
@@ -209,7 +213,7 @@ class Lowerer:
         stdin: str | None = None
         stdin_via: Via = "heredoc"
         redirects: list[Redirect] = []
-        for r in (*w.redirs, *c.redirs):
+        for r in (*w.redirs, *c.redirs) if w.redirs else c.redirs:
             own = r.fd in (None, 0) and any(r is x for x in c.redirs)
             if r.op in ("<<", "<<-"):
                 body = r.heredoc or ""
@@ -386,7 +390,7 @@ class Lowerer:
         level = parse_level(text)
         self._merge(level.status, level.notes, where)
         if plan.frame is not None:
-            frame = ShellFrame(argv=plan.frame, host=child.host, via=plan.via,
+            frame = ShellFrame(argv=plan.frame, host=child.host, via=plan.via, interactive=plan.interactive,
                                execs_last=plan.frame_may_exec and lone_exec(level.seq))
             child.shells = (*child.shells, frame)
         child.stdin = plan.stdin

@@ -25,6 +25,8 @@ _HEREDOC = re.compile(r"<<-?[ \t]*(?:'([^'\n]+)'|\"([^\"\n]+)\"|\\?([A-Za-z_][\w
 
 def strip_marker(text: str) -> tuple[str, str | None]:
     """(text before a truncation marker, note) or (text, None) when there is none."""
+    if "runcated" not in text and "RUNCATED" not in text and "omitted" not in text:
+        return text, None
     for m in _MARKER.finditer(text):
         at_end = not text[m.end() :].strip()
         if at_end or m.group("pre") or m.group("post"):

@@ -106,15 +106,18 @@ class _Converter:
         self.problems: list[str] = []
         self.depth = 0
         self.c = CharOffsets(text, src)
+        self.ident = self.c.identity
 
     # offsets ---------------------------------------------------------------------------------
 
     def t(self, n: Node) -> str:
+        if self.ident:
+            return self.text[n.start_byte : n.end_byte]
         return self.text[self.c(n.start_byte) : self.c(n.end_byte)]
 
-    def _gap_check(self, n: Node, heredoc: bool = False) -> None:
+    def _gap_check(self, n: Node, heredoc: bool = False, children: list[Node] | None = None) -> None:
         prev = n.start_byte
-        for ch in n.children:
+        for ch in n.children if children is None else children:
             if heredoc and ch.type == "heredoc_body":
                 break
             start = ch.start_byte
@@ -204,11 +207,14 @@ class _Converter:
                         start=self.c(n.start_byte), end=self.c(n.end_byte))
 
     def command(self, n: Node) -> Cmd:
-        self._gap_check(n)
+        children = n.children
+        self._gap_check(n, children=children)
         cmd = Cmd(words=[], start=self.c(n.start_byte), end=self.c(n.end_byte))
-        for ch in n.children:
+        for ch in children:
             ty = ch.type
-            if ty == "variable_assignment":
+            if ty == "word":
+                cmd.words.append(self.word(ch))
+            elif ty == "variable_assignment":
                 if cmd.words:
                     cmd.words.append(self.word(ch))
                 else:
@@ -494,7 +500,10 @@ class _Converter:
     # words -----------------------------------------------------------------------------------
 
     def word(self, n: Node) -> Word:
-        start, end = self.c(n.start_byte), self.c(n.end_byte)
+        if self.ident:
+            start, end = n.start_byte, n.end_byte
+        else:
+            start, end = self.c(n.start_byte), self.c(n.end_byte)
         raw = self.text[start:end]
         w = Word(text=raw, raw=raw, start=start, end=end)
         self._fill(n, w, raw)

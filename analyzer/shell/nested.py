@@ -39,6 +39,8 @@ class Plan:
     """argv of the shell process that runs ``text``; None when no new shell runs it."""
     frame_may_exec: bool = False
     """The shell is ``-c STRING``: it execs a lone simple command (bash, dash, zsh do)."""
+    interactive: bool = False
+    """The frame is an interactive shell typed into (tmux send-keys, screen stuff)."""
     host: str | None = None
     """A new host (ssh target); None keeps the caller's."""
     container: str | None = None
@@ -256,8 +258,8 @@ def _tmux_command(argv: list[str], words: list[Word], out: Analysis) -> None:
                 continue
             else:
                 typed += key
-        plan = Plan(via="tmux", text="\n".join(ran), frame=("-bash",), fresh_env=True, detach=True,
-                    span=_span(words[j:]))
+        plan = Plan(via="tmux", text="\n".join(ran), frame=("-bash",), interactive=True, fresh_env=True,
+                    detach=True, span=_span(words[j:]))
         if typed.strip():
             plan.notes.append(f"tmux send-keys: {typed.strip()!r} typed without Enter, not run")
         if ran:
@@ -272,8 +274,8 @@ def _screen_stuff(argv: list[str], words: list[Word], out: Analysis) -> None:
             lines = text.split("\n")
             ran = "\n".join(lines[:-1])
             if ran.strip():
-                out.plans.append(Plan(via="screen", text=ran, frame=("bash",), fresh_env=True, detach=True,
-                                      span=_span(words[i + 2 : i + 3])))
+                out.plans.append(Plan(via="screen", text=ran, frame=("bash",), interactive=True, fresh_env=True,
+                                      detach=True, span=_span(words[i + 2 : i + 3])))
             return
 
 

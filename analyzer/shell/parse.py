@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import functools
 
-from analyzer.shell._levels import parse_level, sanitize
-from analyzer.shell._lower import FileLookup, Lowerer, lone_exec
-from analyzer.shell.model import ShellFrame, ShellScript
+from analyzer.shell._levels import parse_level
+from analyzer.shell._lower import FileLookup, Lowerer
+from analyzer.shell.model import ShellScript
 
-__all__ = ["clear_caches", "harness_frame", "parse"]
+__all__ = ["clear_caches", "parse"]
 
 
 def parse(text: str) -> ShellScript:
@@ -30,7 +30,7 @@ def parse(text: str) -> ShellScript:
     return _parse_cached(text)
 
 
-@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=2048)
 def _parse_cached(text: str) -> ShellScript:
     return build(text, None)
 
@@ -44,14 +44,6 @@ def build(text: str, lookup: FileLookup | None) -> ShellScript:
     except Exception as exc:  # never let one odd command stop a batch; the note says what broke
         return ShellScript(source=text, status="failed", parser="none",
                            notes=[f"internal parser error: {type(exc).__name__}: {exc}"])
-
-
-def harness_frame(script: ShellScript, argv0: tuple[str, ...] = ("bash", "-c")) -> ShellFrame:
-    """The frame of the harness shell that runs ``script.source`` (``bash -c '<command>'``), with
-    ``execs_last`` set when the command is a lone simple command bash would exec."""
-    level = parse_level(script.source)
-    return ShellFrame(argv=(*argv0, sanitize(script.source)), via="harness",
-                      execs_last=level.status == "ok" and lone_exec(level.seq))
 
 
 def clear_caches() -> None:

@@ -77,6 +77,10 @@ def _getopt(argv: list[str], i: int, with_arg: str, long_with_arg: frozenset[str
     return i
 
 
+WRAPPERS = frozenset({"nohup", "setsid", "time", "command", "exec", "nice", "ionice", "taskset", "numactl",
+                      "stdbuf", "timeout", "env", "sudo", "xargs", "screen"})
+
+
 def strip(argv: list[str]) -> Stripped:
     """Peel wrappers off ``argv`` (already unquoted), outermost first."""
     out = Stripped(start=0)
@@ -84,6 +88,8 @@ def strip(argv: list[str]) -> Stripped:
     i = 0
     while i < n:
         name = basename(argv[i])
+        if name not in WRAPPERS:
+            break
         saved = (dict(out.env), out.clear_env, out.detach, out.argv0)
         j = _unwrap(name, argv, i, out)
         if j is None or j >= n or j <= i:

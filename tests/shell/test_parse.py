@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from analyzer.shell.model import Redirect, ShellFrame, ShellScript, SimpleCommand
-from analyzer.shell.parse import harness_frame, parse
+from analyzer.shell.parse import parse
 
 
 def one(script: ShellScript, name: str) -> SimpleCommand:
@@ -324,6 +324,9 @@ def test_tmux_send_keys_runs_only_what_is_entered() -> None:
     s = parse("tmux send-keys -t s 'cd /srv' Enter 'python -m x' C-m 'rm -rf /'")
     assert [(c.name, c.depth) for c in s.commands] == [("tmux", 0), ("cd", 1), ("python", 1)]
     assert any("typed without Enter" in n for n in s.notes)
+    # typed into the pane's interactive login shell
+    assert s.commands[2].shells == [ShellFrame(argv=("-bash",), via="tmux", interactive=True)]
+    assert s.commands[2].background_by == "detach"
 
 
 def test_watch_su_and_screen_stuff() -> None:
@@ -367,12 +370,6 @@ def test_written_files(text: str, key: str) -> None:
 def test_unquoted_heredoc_written_file_is_what_the_shell_writes() -> None:
     s = parse('cat > /tmp/run.sh <<EOF\nexport P=\\$PORT HOME=$HOME\nEOF')
     assert s.written_files == {"/tmp/run.sh": "export P=$PORT HOME=$HOME\n"}
-
-
-def test_harness_frame() -> None:
-    assert harness_frame(parse("pkill -f launch_server")).execs_last
-    frame = harness_frame(parse("pkill -f launch_server; sleep 2"))
-    assert frame == ShellFrame(argv=("bash", "-c", "pkill -f launch_server; sleep 2"), via="harness")
 
 
 # --- bad input ---------------------------------------------------------------------------------

@@ -1,0 +1,59 @@
+"""The whole pipeline for one session: load → world → rules. What ``check``, ``report`` and
+``batch`` share, and the public ``analyze()``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from analyzer.config import Config, load_config
+from analyzer.events import Session
+from analyzer.ingest import load
+from analyzer.lifecycle.catalog import Catalog, default_catalog
+from analyzer.lifecycle.world import World, build_world
+from analyzer.rules.api import Finding, Rule
+from analyzer.rules.engine import RunResult, run_rules, select_rules
+from analyzer.rules.loader import RuleSet, load_rules
+
+
+@dataclass
+class Analysis:
+    """One analyzed session."""
+
+    session: Session
+    world: World
+    findings: list[Finding]
+    suppressed: list[tuple[Finding, str]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    """Rule crashes, bad suppressions, rule packs that failed to load."""
+
+
+@dataclass
+class Analyzer:
+    """Rules and catalog loaded once, reused for many sessions (batch)."""
+
+    config: Config = field(default_factory=Config)
+    select: list[str] | None = None
+    ignore: list[str] | None = None
+    extra_rules_dirs: list[str] = field(default_factory=list)
+    ruleset: RuleSet = field(init=False)
+    rules: list[Rule] = field(init=False)
+    catalog: Catalog = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.ruleset = load_rules([*self.config.rules_dir, *self.extra_rules_dirs])
+        self.rules = select_rules(self.ruleset, self.config, self.select, self.ignore)
+        self.catalog = Catalog.load(self.config.catalog) if self.config.catalog else default_catalog()
+
+    def analyze_session(self, session: Session) -> Analysis:
+        world = build_world(session, self.catalog)
+        result: RunResult = run_rules(world, self.rules, known=set(self.ruleset.rules))
+        return Analysis(session, world, result.findings, result.suppressed,
+                        [*self.ruleset.warnings, *result.problems])
+
+
+def analyze(source: str | Path | Session, config: Config | None = None,
+            select: list[str] | None = None, ignore: list[str] | None = None) -> Analysis:
+    """Load (if given a path), rebuild the world and run the rules."""
+    session = source if isinstance(source, Session) else load(source)
+    return Analyzer(config or load_config(), select, ignore).analyze_session(session)

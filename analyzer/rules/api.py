@@ -1,0 +1,214 @@
+"""The rule API: what a rule author writes against.
+
+```python
+from analyzer.rules import Rule, Severity
+
+class KillAfterReady(Rule):
+    '''Flags a kill of a server the user has in hand.
+
+    What it does: …
+    Why is this bad: …
+    Known false positives: …
+    '''
+    name = "kill-after-ready"
+    severity = Severity.high
+    groups = ("lifecycle",)
+    summary = "A kill hits a server the user said was ready."
+
+    def check(self, world):
+        for kill in world.kills():
+            ...
+            yield self.finding(world, anchor=kill.event, message="…", related=[("ready-signal", 12)])
+```
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from analyzer.events import Event, ToolEvent, UserEvent
+
+if TYPE_CHECKING:
+    from analyzer.lifecycle.world import World
+
+_NAME = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
+REQUIRED_SECTIONS = ("What it does", "Why is this bad", "Known false positives")
+
+
+class Severity(StrEnum):
+    low = "low"
+    medium = "medium"
+    high = "high"
+
+    @property
+    def rank(self) -> int:
+        return {"low": 1, "medium": 2, "high": 3}[self.value]
+
+
+class Status(StrEnum):
+    experimental = "experimental"
+    stable = "stable"
+
+
+class EventRef(BaseModel):
+    """Where a finding points in the log."""
+
+    model_config = ConfigDict(frozen=True)
+
+    index: int
+    """Event index in the timeline."""
+    ref: str | None = None
+    """The log's own id of the record."""
+    line: int | None = None
+    """1-based line (or record number) in ``source`` or the session file."""
+    source: str | None = None
+    """The file, when not the session's main file (sub-agent files)."""
+
+
+class Related(EventRef):
+    role: str
+    """What the event is to the finding: ``ready-signal``, ``prior-launch``, ``matched-process``…"""
+
+
+class Finding(BaseModel):
+    """One thing that went wrong, with the evidence to check it."""
+
+    rule: str
+    severity: Severity
+    message: str
+    """What happened and what to do, in a sentence or two a person can act on."""
+    anchor: EventRef
+    """The event that went wrong."""
+    related: list[Related] = Field(default_factory=list)
+    """Evidence events, each with its role."""
+    instance: str | None = None
+    """The server instance (``World.instances`` key), when it is about one."""
+    fingerprint: str = ""
+    """Stable id: the same problem in the same session gets the same fingerprint across runs."""
+    details: dict[str, Any] = Field(default_factory=dict)
+    """Rule-specific structured data (victims, matched spans) for reports."""
+
+
+class RuleMetadataError(ValueError):
+    """A rule's metadata is invalid; the message names the rule's file."""
+
+
+class Rule:
+    """Base class of every rule. Subclasses set the metadata class attributes and ``check``."""
+
+    name: ClassVar[str] = ""
+    """Kebab-case id; tools and people key on it."""
+    severity: ClassVar[Severity] = Severity.medium
+    status: ClassVar[Status] = Status.experimental
+    groups: ClassVar[tuple[str, ...]] = ()
+    summary: ClassVar[str] = ""
+    """One line for `analyzer rules list`."""
+
+    class Options(BaseModel):
+        """Typed options with defaults; set from config ``[tool.analyzer.options.<name>]``."""
+
+        model_config = ConfigDict(extra="forbid")
+
+    def __init__(self, options: dict[str, Any] | None = None, severity: Severity | None = None) -> None:
+        self.options = self.Options(**(options or {}))
+        self.effective_severity = severity or self.severity
+
+    # -- for rule authors --------------------------------------------------------------------
+
+    def check(self, world: World) -> Iterable[Finding]:
+        raise NotImplementedError
+
+    def finding(
+        self,
+        world: World,
+        *,
+        anchor: int,
+        message: str,
+        related: Sequence[tuple[str, int]] = (),
+        instance: str | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> Finding:
+        """A finding anchored at event ``anchor`` with ``related`` ``(role, event index)`` pairs."""
+        ev = world.event(anchor)
+        rel = []
+        for role, idx in related:
+            r = world.event(idx)
+            rel.append(Related(role=role, index=idx, ref=r.ref, line=r.line, source=r.source))
+        return Finding(
+            rule=self.name, severity=self.effective_severity, message=message,
+            anchor=EventRef(index=anchor, ref=ev.ref, line=ev.line, source=ev.source),
+            related=rel, instance=instance, fingerprint=fingerprint(self.name, instance, ev),
+            details=details or {},
+        )
+
+    # -- metadata ----------------------------------------------------------------------------
+
+    @classmethod
+    def doc_sections(cls) -> dict[str, str]:
+        """The docstring's sections ("What it does", …) as text."""
+        return doc_sections(cls.__doc__ or "")
+
+    @classmethod
+    def validate_metadata(cls, where: str) -> None:
+        problems = []
+        if not _NAME.match(cls.name or ""):
+            problems.append(f"name {cls.name!r} must be kebab-case (like 'kill-after-ready')")
+        if not isinstance(cls.severity, Severity):
+            try:
+                cls.severity = Severity(cls.severity)
+            except ValueError:
+                problems.append(f"severity {cls.severity!r} must be one of low, medium, high")
+        if not isinstance(cls.status, Status):
+            try:
+                cls.status = Status(cls.status)
+            except ValueError:
+                problems.append(f"status {cls.status!r} must be experimental or stable")
+        if not cls.summary:
+            problems.append("summary is empty")
+        sections = cls.doc_sections()
+        missing = [s for s in REQUIRED_SECTIONS if s not in sections]
+        if missing:
+            problems.append("docstring lacks section(s): " + ", ".join(repr(s) for s in missing))
+        if not isinstance(cls.groups, tuple | list):
+            problems.append("groups must be a tuple of names")
+        if problems:
+            raise RuleMetadataError(f"{where}: rule {cls.__name__}: " + "; ".join(problems))
+
+
+def doc_sections(doc: str) -> dict[str, str]:
+    """Split a docstring on lines ``Section title:`` for the known section names."""
+    import inspect
+
+    text = inspect.cleandoc(doc)
+    names = "|".join(re.escape(s) for s in (*REQUIRED_SECTIONS, "How to avoid it", "Example"))
+    parts = re.split(rf"^({names})\s*:?\s*$|^({names}):\s+", text, flags=re.M)
+    out: dict[str, str] = {"": parts[0].strip()}
+    i = 1
+    while i + 2 < len(parts) + 1 and i < len(parts):
+        title = parts[i] or parts[i + 1]
+        body = parts[i + 2] if i + 2 < len(parts) else ""
+        out[title] = body.strip()
+        i += 3
+    return out
+
+
+def _event_text(ev: Event) -> str:
+    if isinstance(ev, ToolEvent):
+        return ev.command if ev.command is not None else f"{ev.name}:{sorted(ev.input.items())!r}"
+    if isinstance(ev, UserEvent):
+        return ev.text
+    return getattr(ev, "text", "")
+
+
+def fingerprint(rule: str, instance: str | None, ev: Event) -> str:
+    """Stable across runs and unrelated edits to the log: rule, instance and the anchor's own text
+    (whitespace folded), not its position."""
+    text = " ".join(_event_text(ev).split())
+    h = hashlib.sha1(f"{rule}\x00{instance or ''}\x00{ev.agent}\x00{text}".encode()).hexdigest()
+    return h[:16]

@@ -1,0 +1,74 @@
+"""Public test helpers for rule authors: run a rule pack's cases from pytest.
+
+In a rule pack's ``tests/test_rules.py``:
+
+```python
+from analyzer.rules.testing import rule_case_params, assert_rule_cases
+
+@pytest.mark.parametrize("rule", rule_case_params("my_rules/"))
+def test_rule_cases(rule):
+    assert_rule_cases(rule)
+```
+
+``rule_case_params`` takes a rules folder (or nothing, for the built-in pack) and yields one
+parameter per rule with a cases file; ``assert_rule_cases`` fails with every failing case's file
+and line, not just the first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from analyzer.rules.cases import CaseReport, run_cases
+from analyzer.rules.loader import LoadedRule, RuleSet, load_folder, load_rules
+
+
+def rules_in(folder: str | Path | None = None) -> RuleSet:
+    """The rules of ``folder`` (only it), or the built-in pack when None."""
+    if folder is None:
+        return load_rules(entry_point_packs=False)
+    ruleset = RuleSet()
+    load_folder(Path(folder), ruleset, str(folder))
+    return ruleset
+
+
+def rule_case_params(folder: str | Path | None = None) -> Iterator[Any]:
+    """pytest parameters, one per rule of ``folder`` (ids are rule names)."""
+    import pytest
+
+    ruleset = rules_in(folder)
+    if ruleset.warnings:
+        raise AssertionError("rules failed to load:\n" + "\n".join(ruleset.warnings))
+    for name, lr in sorted(ruleset.rules.items()):
+        yield pytest.param(lr, id=name)
+
+
+def check_rule_cases(rule: LoadedRule) -> CaseReport:
+    if not rule.cases_file.is_file():
+        report = CaseReport(rule=rule.cls.name, file=str(rule.cases_file))
+        from analyzer.rules.cases import Failure
+
+        report.failures.append(Failure(str(rule.cases_file), 1, "no cases file beside the rule"))
+        return report
+    return run_cases(rule.cls, rule.cases_file)
+
+
+def assert_rule_cases(rule: LoadedRule, require_both: bool = True) -> CaseReport:
+    """Fail with every failing case (file:line: why). With ``require_both``, a rule needs at
+    least one firing (expect) and one quiet (ok) case."""
+    report = check_rule_cases(rule)
+    problems = [str(f) for f in report.failures]
+    if require_both and not report.failures:
+        from analyzer.rules.cases import read_cases
+
+        _, cases = read_cases(rule.cases_file)
+        marks = [m for c in cases for e in c.session.events for m in (e.marks,)]
+        if not any(rule.cls.name in m.expect for m in marks):
+            problems.append(f"{rule.cases_file}: no case where {rule.cls.name} must fire (expect)")
+        if not any(rule.cls.name in m.ok for m in marks):
+            problems.append(f"{rule.cases_file}: no case where {rule.cls.name} must stay quiet (ok)")
+    if problems:
+        raise AssertionError(f"{rule.cls.name}: {len(problems)} problem(s)\n" + "\n".join(problems))
+    return report

@@ -1,0 +1,56 @@
+"""duplicate-launch: launching a server whose identity is already taken by a live one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from analyzer.lifecycle.facts import Failure, Launch
+from analyzer.lifecycle.world import World
+from analyzer.rules import Finding, Rule, Severity, Status
+
+
+class DuplicateLaunch(Rule):
+    """Flags a launch while an instance with the same identity is starting or ready.
+
+    What it does:
+        Finds launches on a host and port (or systemd unit, container) where an earlier launch is
+        still starting or ready and nothing stopped it in between.
+
+    Why is this bad:
+        The duplicate cannot bind the port or get the GPUs: it dies at once (``Killed``,
+        ``Address already in use``, CUDA OOM), or worse, it races the live one. Either way the agent
+        wastes minutes and often misreads the failure as a problem with the live server.
+
+    Known false positives:
+        Launches whose port the analyzer could not see (a ``$PORT`` variable, a config file) are
+        keyed by host and kind and may look alike when they are not.
+
+    How to avoid it:
+        Probe the port (``curl -sf host:port/health``) before launching; stop the old one first if
+        a relaunch is really wanted.
+    """
+
+    name = "duplicate-launch"
+    severity = Severity.medium
+    status = Status.stable
+    groups = ("lifecycle",)
+    summary = "A server is launched again while the same one is starting or ready."
+
+    def check(self, world: World) -> Iterable[Finding]:
+        for launch in world.facts_of(Launch):
+            if launch.duplicate_of is None or not launch.ran or launch.instance is None:
+                continue
+            inst = world.instances[launch.instance]
+            state = world.state_at(launch.instance, launch.event)
+            died = next((f for f in world.facts_of(Failure)
+                         if f.launch_event == launch.event and f.event == launch.event), None)
+            related = [("prior-launch", launch.duplicate_of)]
+            ready = world.ready_signals(launch.instance, launch.event)
+            if ready:
+                related.append(("ready-signal", ready[-1].event))
+            tail = f" The duplicate died at once: {died.quote}" if died else ""
+            yield self.finding(
+                world, anchor=launch.event, instance=launch.instance, related=related,
+                message=f"launches the {inst.name} again while the launch at event {launch.duplicate_of} "
+                        f"is {state} and nothing stopped it.{tail}",
+            )

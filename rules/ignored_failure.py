@@ -1,0 +1,87 @@
+"""ignored-failure: a lifecycle command shows a server died, and the agent goes on."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from analyzer.events import AssistantEvent, ToolEvent, UserEvent
+from analyzer.lifecycle.facts import Failure, Kill, Launch, Probe, Ready
+from analyzer.lifecycle.world import World
+from analyzer.rules import Finding, Rule, Severity, Status
+
+_ACK = re.compile(r"\b(?:kill(?:ed)?|fail(?:ed|ure|s)?|crash(?:ed)?|died|dead|error|oom|out of memory|"
+                  r"not (?:running|up|started)|address already in use|didn'?t start|exit(?:ed)? with)\b", re.I)
+_CLAIM = re.compile(r"\b(?:re)?(?:started|launched|deployed)\b|\b(?:is|are|now) (?:up|running|serving|ready|live)\b"
+                    r"|\bup and running\b|\bready (?:on|at)\b|\bserving on\b", re.I)
+
+
+class IgnoredFailure(Rule):
+    """Flags a server failure shown in a lifecycle command's output that the agent does not act on.
+
+    What it does:
+        When the output of a launch, kill or task poll shows the server died or could not start
+        (``Killed``, OOM, ``Address already in use``, a Traceback, a non-zero exit), checks what the
+        agent does next, up to the user's next message: claiming success, or moving on without
+        mentioning the failure, reading the log, probing or retrying, is flagged.
+
+    Why is this bad:
+        The user is told (or left to believe) that a server is up when it is not. The next hour is
+        spent debugging the wrong thing.
+
+    Known false positives:
+        The agent may have looked at the failure in a way the analyzer does not see as such (a
+        ``ps`` listing, a different log file).
+    """
+
+    name = "ignored-failure"
+    severity = Severity.medium
+    status = Status.stable
+    groups = ("lifecycle",)
+    summary = "The output shows the server died, and the agent goes on as if it worked."
+
+    def check(self, world: World) -> Iterable[Finding]:
+        events = world.session.events
+        for failure in world.facts_of(Failure):
+            if failure.reason == "refused" or failure.instance is None:
+                continue
+            at = failure.event
+            if not any(isinstance(f, Launch | Kill) for f in world.facts_at(at)) and failure.launch_event is None:
+                continue
+            acknowledged = False
+            claimed: int | None = None
+            for ev in events[at + 1:]:
+                if isinstance(ev, UserEvent) and ev.origin == "prompt":
+                    break
+                if isinstance(ev, AssistantEvent) and ev.agent == events[at].agent and ev.text.strip():
+                    if _ACK.search(ev.text):
+                        acknowledged = True
+                        break
+                    ready = [r for r in world.facts_at(ev.index) if isinstance(r, Ready) and r.instance == failure.instance]
+                    if ready or _CLAIM.search(ev.text):
+                        claimed = ev.index  # says it worked without a word about the failure
+                        break
+                if isinstance(ev, ToolEvent) and any(
+                    isinstance(f, Probe | Launch) and f.instance == failure.instance for f in world.facts_at(ev.index)
+                ):
+                    acknowledged = True
+                    break
+                if isinstance(ev, ToolEvent) and ev.command and _mentions_log(world, failure, ev.command):
+                    acknowledged = True
+                    break
+            if acknowledged:
+                continue
+            inst = world.instances[failure.instance]
+            related = [("claims-success", claimed)] if claimed is not None else []
+            if failure.launch_event is not None and failure.launch_event != at:
+                related.append(("launch", failure.launch_event))
+            how = "then claims it works" if claimed is not None else "and moves on without looking at it"
+            yield self.finding(
+                world, anchor=at, instance=failure.instance, related=related,
+                message=f"the output shows the {inst.name} failed ({failure.quote.strip()[:120]}), {how}.",
+            )
+
+
+def _mentions_log(world: World, failure: Failure, command: str) -> bool:
+    logs = {launch.log_file for launch in world.launches(failure.instance) if launch.log_file}
+    return any(log in command or log.rsplit("/", 1)[-1] in command for log in logs)

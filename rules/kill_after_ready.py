@@ -1,0 +1,81 @@
+"""kill-after-ready: a kill of a server the user has in hand."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from analyzer.lifecycle.facts import Ready
+from analyzer.lifecycle.world import World
+from analyzer.rules import Finding, Rule, Severity, Status
+
+
+class KillAfterReady(Rule):
+    """Flags a kill, stop or restart of a server that is ready and in the user's hands.
+
+    What it does:
+        Finds kills (pkill, kill, killall, fuser, systemctl stop/restart, task stops) whose
+        victims include a server instance that was ready, where the user had said it was ready
+        or in use (or the agent told the user it was up and the user went on), with no user
+        instruction in force to stop or restart it and no failure evidence since it became ready.
+
+    Why is this bad:
+        A ready inference server took minutes to load weights and capture CUDA graphs, and the
+        user is already relying on it. Killing it throws that away and leaves nothing serving
+        until a relaunch succeeds, which is often never in the same turn.
+
+    Known false positives:
+        The user asked for the restart in words the reader missed, or in an earlier turn that no
+        longer looks in force. An agent cleaning up a server only it has used (start, probe, stop)
+        is not flagged: readiness must have reached the user.
+
+    How to avoid it:
+        Before killing, check whether the user has called the server ready, probe it, and ask.
+    """
+
+    name = "kill-after-ready"
+    severity = Severity.high
+    status = Status.stable
+    groups = ("lifecycle", "coordination")
+    summary = "A kill hits a server the user said was ready, with no instruction to stop it."
+
+    def check(self, world: World) -> Iterable[Finding]:
+        for kill in world.kills():
+            seen: set[str] = set()
+            for victim in kill.victims:
+                inst = victim.instance
+                if inst is None or inst in seen or world.state_at(inst, kill.event) != "ready":
+                    continue
+                handed = self.handed_over(world, inst, kill.event)
+                if handed is None:
+                    continue
+                if any(f.event > handed.event and f.launch_event in (None, victim.launch_event)
+                       for f in world.failures(inst) if f.event < kill.event):
+                    continue
+                if any(i.action in ("stop", "restart") and (not i.targets or inst in i.targets)
+                       for i in world.instructions_in_force(kill.event)):
+                    continue
+                seen.add(inst)
+                name = world.instances[inst].name
+                who = "the user said it was ready" if handed.source == "user" else \
+                    "the agent told the user it was up and the user went on"
+                related = [("ready-signal", handed.event)]
+                if victim.launch_event is not None:
+                    related.append(("launch", victim.launch_event))
+                yield self.finding(
+                    world, anchor=kill.event, instance=inst, related=related,
+                    message=f"`{kill.text}` kills the {name}, which was ready ({who} at event "
+                            f"{handed.event}); no instruction to stop or restart it was in force. "
+                            "Probe it and ask before killing a server the user relies on.",
+                    details={"victim": victim.label, "reason": victim.reason},
+                )
+
+    @staticmethod
+    def handed_over(world: World, inst: str, before: int) -> Ready | None:
+        """The latest readiness signal that reached the user: the user's own words, or an agent
+        claim followed by a user message."""
+        for r in reversed(world.ready_signals(inst, before)):
+            if r.source == "user":
+                return r
+            if r.source == "agent" and world.user_messages_between(r.event, before):
+                return r
+        return None

@@ -3,6 +3,8 @@
 The public API is small; everything else is private modules:
 
 - ``load(path)`` -> ``Session`` (ingest)
+- ``analyze(path_or_session)`` -> ``Analysis`` (session, ``World``, ``Finding``s)
+- ``Rule``, ``Severity``, ``Finding`` for rule authors
 - event types: ``UserEvent``, ``AssistantEvent``, ``ToolEvent``, ``SystemEvent``, ``Event``
 """
 
@@ -23,6 +25,9 @@ if TYPE_CHECKING:
         UserEvent,
     )
     from analyzer.ingest import load
+    from analyzer.lifecycle.world import World
+    from analyzer.pipeline import Analysis, analyze
+    from analyzer.rules import Finding, Rule, Severity
 
 # Lazy re-exports: `import analyzer` must not pay for spaCy or tree-sitter.
 _EXPORTS = {
@@ -34,6 +39,12 @@ _EXPORTS = {
     "ToolEvent": "analyzer.events",
     "SystemEvent": "analyzer.events",
     "Diagnostic": "analyzer.events",
+    "analyze": "analyzer.pipeline",
+    "Analysis": "analyzer.pipeline",
+    "World": "analyzer.lifecycle.world",
+    "Rule": "analyzer.rules",
+    "Finding": "analyzer.rules",
+    "Severity": "analyzer.rules",
 }
 
 
@@ -46,13 +57,19 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "Analysis",
     "AssistantEvent",
     "Diagnostic",
     "Event",
+    "Finding",
+    "Rule",
     "Session",
+    "Severity",
     "SystemEvent",
     "ToolEvent",
     "UserEvent",
+    "World",
     "__version__",
+    "analyze",
     "load",
 ]

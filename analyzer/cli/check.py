@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+import fnmatch
+import sys
+from pathlib import Path
+
+import click
+import orjson
+
+from analyzer.cli._common import EXIT_USAGE, echo_diagnostics, fail
+from analyzer.config import ConfigError, load_config
+from analyzer.ingest import IngestError, load
+from analyzer.ingest.discover import discover
+from analyzer.pipeline import Analysis, Analyzer
+from analyzer.report import json_doc, sarif, text
+from analyzer.rules.api import Severity
+from analyzer.rules.engine import SelectionError, apply_baseline, write_baseline
+
+
+def _split(values: tuple[str, ...]) -> list[str] | None:
+    out = [v.strip() for item in values for v in item.split(",") if v.strip()]
+    return out or None
+
+
+@click.command("check")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text", show_default=True,
+              help="text: linter-style lines with evidence; json: the stable JSON document; sarif: SARIF 2.1.0.")
+@click.option("--select", multiple=True, metavar="RULES", help="Only these rules or groups (comma-separated).")
+@click.option("--ignore", multiple=True, metavar="RULES", help="Skip these rules or groups (comma-separated).")
+@click.option("--fail-on", type=click.Choice([s.value for s in Severity]), default=None,
+              help="Exit 1 when a finding at or above this severity is left [default: low, or config].")
+@click.option("--rules-dir", multiple=True, type=click.Path(file_okay=False), help="Extra folder of rules.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="Config file (default: analyzer.toml or pyproject.toml found upwards).")
+@click.option("--baseline", type=click.Path(dir_okay=False), default=None,
+              help="Hide findings recorded in this baseline file; report stale entries.")
+@click.option("--write-baseline", "write_baseline_to", type=click.Path(dir_okay=False), default=None,
+              help="Record the current findings as accepted, then exit 0.")
+def command(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: tuple[str, ...],
+            fail_on: str | None, rules_dir: tuple[str, ...], config_path: str | None, baseline: str | None,
+            write_baseline_to: str | None) -> None:
+    """Analyze the sessions at PATHS (files or folders) and report coordination failures.
+
+    Exit status: 0 nothing at or above --fail-on, 1 findings, 2 usage error or no input readable.
+    """
+    try:
+        config = load_config(Path(config_path) if config_path else None)
+        analyzer = Analyzer(config, _split(select), _split(ignore), list(rules_dir))
+    except (ConfigError, SelectionError) as exc:
+        fail(str(exc))
+    analyses: list[Analysis] = []
+    errors: list[dict[str, str | int | None]] = []
+    found = list(discover(paths))
+    for p in found:
+        if any(fnmatch.fnmatch(str(p), g) for g in config.exclude):
+            continue
+        try:
+            session = load(p)
+        except IngestError as exc:
+            errors.append({"path": exc.path, "line": exc.line, "message": exc.reason})
+            click.echo(f"analyzer: {exc}", err=True)
+            continue
+        if fmt == "text":
+            echo_diagnostics(session)
+        analyses.append(analyzer.analyze_session(session))
+    if not analyses:
+        if not errors:
+            click.echo(f"analyzer: no session found under {', '.join(paths)}", err=True)
+        sys.exit(EXIT_USAGE)
+
+    stale: list[str] = []
+    if baseline and not write_baseline_to:
+        bpath = Path(baseline)
+        if not bpath.is_file():
+            fail(f"{baseline}: baseline file not found (create it with --write-baseline)")
+        new, _, stale = apply_baseline(bpath, [f for a in analyses for f in a.findings])
+        fresh = {id(f) for f in new}  # one budget across all sessions: counts are per fingerprint
+        for a in analyses:
+            a.suppressed += [(f, "baseline") for f in a.findings if id(f) not in fresh]
+            a.findings = [f for f in a.findings if id(f) in fresh]
+    if write_baseline_to:
+        write_baseline(Path(write_baseline_to), [f for a in analyses for f in a.findings])
+        click.echo(f"wrote {sum(len(a.findings) for a in analyses)} finding(s) to {write_baseline_to}", err=True)
+        return
+
+    if fmt == "json":
+        click.echo(orjson.dumps(json_doc.document(analyses, errors), option=orjson.OPT_INDENT_2).decode())
+    elif fmt == "sarif":
+        rules = [lr.cls for lr in analyzer.ruleset.rules.values()]
+        click.echo(orjson.dumps(sarif.document(analyses, rules), option=orjson.OPT_INDENT_2).decode())
+    else:
+        click.echo(text.render(analyses))
+    for s in stale:
+        click.echo(f"analyzer: stale baseline entry: {s}", err=True)
+    threshold = Severity(fail_on or config.fail_on or "low").rank
+    if any(f.severity.rank >= threshold for a in analyses for f in a.findings):
+        sys.exit(1)

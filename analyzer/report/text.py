@@ -1,0 +1,52 @@
+"""Linter-style text: ``path:line: severity rule message``, then the evidence lines."""
+
+from __future__ import annotations
+
+import shutil
+
+from analyzer.events import AssistantEvent, Event, SystemEvent, ToolEvent, UserEvent
+from analyzer.pipeline import Analysis
+from analyzer.rules.api import EventRef, Finding
+
+
+def excerpt(ev: Event, room: int) -> str:
+    if isinstance(ev, ToolEvent):
+        text = ev.command if ev.command is not None else f"{ev.name} {ev.input}"
+    elif isinstance(ev, UserEvent | AssistantEvent):
+        text = ev.text
+    elif isinstance(ev, SystemEvent):
+        text = f"{ev.subtype}: {ev.text}"
+    else:  # pragma: no cover
+        text = ""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= room else flat[: max(room - 1, 0)] + "…"
+
+
+def where(a: Analysis, ref: EventRef) -> str:
+    path = ref.source or a.session.path
+    return f"{path}:{ref.line}" if ref.line is not None else f"{path}:#{ref.index}"
+
+
+def render_finding(a: Analysis, f: Finding, width: int) -> list[str]:
+    lines = [f"{where(a, f.anchor)}: {f.severity.value} {f.rule} {f.message}"]
+    ev = a.session.events[f.anchor.index]
+    lines.append(f"    > {excerpt(ev, width - 6)}")
+    for r in f.related:
+        label = f"    {r.role} ({where(a, r)}): "
+        lines.append(label + excerpt(a.session.events[r.index], width - len(label)))
+    return lines
+
+
+def render(analyses: list[Analysis], width: int | None = None) -> str:
+    width = width or max(60, shutil.get_terminal_size((100, 24)).columns)
+    out: list[str] = []
+    total = 0
+    for a in analyses:
+        for f in a.findings:
+            out.extend(render_finding(a, f, width))
+            total += 1
+        for p in a.problems:
+            out.append(f"warning: {p}")
+    n = len(analyses)
+    out.append(f"{total} finding(s) in {n} session(s)" if total else f"no findings in {n} session(s)")
+    return "\n".join(out)

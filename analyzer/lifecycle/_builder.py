@@ -7,10 +7,12 @@ stops and exit codes. Each fact moves its instance's state and adds edges to the
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import PurePosixPath
 
 from analyzer.events import AssistantEvent, Event, SystemEvent, ToolEvent, UserEvent
+from analyzer.lifecycle.catalog import Catalog
 from analyzer.lifecycle.facts import (
     Correction,
     Failure,
@@ -33,16 +35,19 @@ from analyzer.shell.resolve import ScriptResolver
 
 _LOG_READERS = frozenset({"tail", "cat", "head", "less", "grep", "rg", "journalctl", "docker", "more"})
 _SYSTEMCTL_START = frozenset({"start", "restart", "reload-or-restart", "try-restart"})
-# Cheap pre-filter: a command that names no port, host, lifecycle verb or server program cannot
-# launch, probe or kill a server, so it is not parsed at all (most commands: ls, git, pytest).
-_MAY_TOUCH_SERVERS = re.compile(
-    r"\b(?:kill|pkill|killall|fuser|systemctl|docker|nohup|serve|launch|tmux|screen|setsid|uvicorn|vllm|sglang"
-    r"|npm|pnpm|yarn|bun|next|vite|flask|streamlit|http\.server|gunicorn|ollama|llama|node|mix|curl|wget"
-    r"|ss|lsof|netstat|nc|tail|cat|grep|journalctl|python3?|bash|sh|ssh)\b|:\d{2,5}|localhost")
-
-
-def _may_touch_servers(command: str) -> bool:
-    return _MAY_TOUCH_SERVERS.search(command) is not None
+# Cheap pre-filter: a command that names no port, host, lifecycle verb, probe tool or catalog program
+# cannot launch, probe or kill a server, so it is not parsed at all (most commands: ls, git, pytest).
+_LIFECYCLE_WORDS = (
+    "kill", "pkill", "killall", "fuser", "systemctl", "docker", "docker-compose", "nohup", "tmux", "screen",
+    "setsid", "curl", "wget", "ss", "lsof", "netstat", "nc", "tail", "cat", "grep", "journalctl", "bash", "sh",
+    "ssh", "pgrep", "ps", "python", "python3", "node", "npx", "kubectl",
+)
+@functools.cache
+def _prefilter(catalog: Catalog) -> re.Pattern[str]:
+    words = {*_LIFECYCLE_WORDS, *(p for k in catalog.kinds for p in k.programs if "*" not in p),
+             *(m for k in catalog.kinds for m in k.modules)}
+    alternatives = "|".join(sorted((re.escape(w) for w in words), key=len, reverse=True))
+    return re.compile(rf"(?<![\w.-])(?:{alternatives})(?![\w-])|:\d{{2,5}}\b|localhost")
 
 
 def _unit(name: str) -> str:
@@ -208,7 +213,7 @@ class Builder:
 
     def on_shell(self, ev: ToolEvent) -> None:
         assert ev.command is not None
-        if not _may_touch_servers(ev.command):
+        if not _prefilter(self.w.catalog).search(ev.command):
             return
         script = _normalise_hosts(self.resolver.feed(parse(ev.command)))
         output = ev.output or ""
@@ -242,7 +247,8 @@ class Builder:
             if not ports and container is None:
                 return None
             server, label = "docker", f"container {container or argv[-1]}"
-        elif (cmd.name == "docker" and argv[1:3] == ["compose", "up"]) or (cmd.name == "docker-compose" and "up" in argv):
+        elif (cmd.name == "docker" and "compose" in argv and "up" in argv[argv.index("compose"):]) or (
+                cmd.name == "docker-compose" and "up" in argv):
             server, label, container = "compose", "docker compose", "compose"
         else:
             found = self.w.catalog.match(cmd)

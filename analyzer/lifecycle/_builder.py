@@ -418,7 +418,9 @@ class Builder:
 
     def kills_of(self, ev: ToolEvent, script: ShellScript,
                  launches: list[tuple[SimpleCommand, int]]) -> list[tuple[Kill, killsem.KillVerdict]]:
-        harness = killsem.harness_frame(self.agent, ev.command or "")
+        # the harness runs commands in the user's login shell: zsh on macOS since Catalina
+        shell = "/bin/zsh" if self.platform == "macos" else None
+        harness = killsem.harness_frame(self.agent, ev.command or "", shell=shell)
         verdicts = killsem.evaluate(script, self.processes(), harness=harness, platform=self.platform,
                                     platforms=self.remote_platforms(script))
         out: list[tuple[Kill, killsem.KillVerdict]] = []

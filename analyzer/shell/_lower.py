@@ -74,6 +74,9 @@ class _Scope:
     stdin: str | None = None
     """Stdin handed to the level (``ssh h bash -s <<EOF``): its first top-level reader gets it."""
     stdin_via: Via = "heredoc"
+    outer_substs: frozenset[str] = frozenset()
+    """Substitutions the calling shell already expanded in the text of this level (``bash -c
+    "kill $(pgrep x)"``): their commands ran one level up and must not run again here."""
 
 
 @dataclass(slots=True)
@@ -181,10 +184,13 @@ class Lowerer:
                 first = False
 
     def substitutions(self, words: list[Word], w: _Walk) -> None:
+        skip = w.scope.outer_substs
         for word in words:
             if not word.substs:
                 continue
             for s in word.substs:
+                if s.raw in skip:
+                    continue
                 sub = replace(w, env=dict(w.env), vars=dict(w.vars), contexts=(*w.contexts, "substitution"),
                               redirs=(), top=False, cwd=list(w.cwd))
                 self.seq(s.body, sub, None)
@@ -279,8 +285,11 @@ class Lowerer:
         self.out.append(cmd)
         self._builtin_effects(cmd, w)
         self._record_writes(cmd, w)
-        for plan in analysis.plans:
-            self.nest(plan, cmd, index, scope, w)
+        if analysis.plans:
+            expanded = frozenset(s.raw for x in (*c.words, *(r.target for r in c.redirs if r.target))
+                                 for s in x.substs)
+            for plan in analysis.plans:
+                self.nest(plan, cmd, index, scope, w, expanded)
         if analysis.script_path is not None and self.lookup is not None:
             self.run_file(cmd, index, analysis.script_path, analysis.sourced, scope, w)
         return cmd
@@ -366,7 +375,8 @@ class Lowerer:
             span=scope.span if scope.span is not None else self._span(*span) if span else cmd.span,
         )
 
-    def nest(self, plan: nested_mod.Plan, cmd: SimpleCommand, index: int, scope: _Scope, w: _Walk) -> None:
+    def nest(self, plan: nested_mod.Plan, cmd: SimpleCommand, index: int, scope: _Scope, w: _Walk,
+             expanded: frozenset[str] = frozenset()) -> None:
         where = f"{plan.via} script of command {index}"
         if scope.depth >= MAX_DEPTH:
             self.notes.append(f"{where}: nested deeper than {MAX_DEPTH} levels, not followed")
@@ -394,6 +404,7 @@ class Lowerer:
                                execs_last=plan.frame_may_exec and lone_exec(level.seq))
             child.shells = (*child.shells, frame)
         child.stdin = plan.stdin
+        child.outer_substs = expanded
         child.stdin_via = "herestring" if cmd.redirects and cmd.redirects[-1].op == "<<<" else "heredoc"
         self.seq(level.seq, _Walk(scope=child, env=env, vars={}), None)
 

@@ -232,7 +232,7 @@ class _Converter:
                 if cur.get("Type") in ("CmdSubst", "ProcSubst"):
                     w = Word(text=self.raw(cur), raw=self.raw(cur), start=self.c(_off(cur, "Pos")),
                              end=self.c(_off(cur, "End")), dynamic=True)
-                    w.substs.append(self.subst(cur))
+                    w.substs += (self.subst(cur),)
                     out.append(w)
                 else:
                     stack.extend(v for v in reversed(cur.values()) if isinstance(v, (dict, list)))
@@ -241,8 +241,9 @@ class _Converter:
     def subst(self, part: Json) -> Subst:
         if part.get("Type") == "ProcSubst":
             kind = "<(" if part.get("Op") in ("<(", 0x48, None) else ">("
-            return Subst(kind=kind, body=self.stmts(part.get("Stmts") or []))  # type: ignore[arg-type]
-        return Subst(kind="`" if part.get("Backquotes") else "$(", body=self.stmts(part.get("Stmts") or []))
+            return Subst(kind=kind, body=self.stmts(part.get("Stmts") or []), raw=self.raw(part))  # type: ignore[arg-type]
+        return Subst(kind="`" if part.get("Backquotes") else "$(", body=self.stmts(part.get("Stmts") or []),
+                     raw=self.raw(part))
 
     # words -----------------------------------------------------------------------------------
 
@@ -278,9 +279,9 @@ class _Converter:
             return "".join(self.part(q, w, in_dq=True) for q in p.get("Parts") or [])
         w.dynamic = True
         if ty in ("CmdSubst", "ProcSubst"):
-            w.substs.append(self.subst(p))
+            w.substs += (self.subst(p),)
         else:
-            w.substs.extend(s for sw in self.subst_words(p) for s in sw.substs)
+            w.substs += tuple(s for sw in self.subst_words(p) for s in sw.substs)
         return self.raw(p)
 
     # redirects -------------------------------------------------------------------------------
@@ -305,6 +306,6 @@ class _Converter:
                 )
                 if target is not None and not quoted:
                     # substitutions in an unquoted heredoc run in the local shell
-                    target.substs.extend(s for sw in self.subst_words(hdoc) for s in sw.substs)
+                    target.substs += tuple(s for sw in self.subst_words(hdoc) for s in sw.substs)
             redir.heredoc = body
         return redir

@@ -40,6 +40,7 @@ _MAX_DEPTH = 60  # nested $( $( … ) ): deeper than any real command, far from 
 _SEPARATORS = {";", ";;", ";&", ";;&", "&"}
 _REDIRECT_TYPES = {"file_redirect", "heredoc_redirect", "herestring_redirect"}
 _FILE_OPS = {"<", ">", ">>", "&>", "&>>", "<&", ">&", ">|", "<>"}
+_STATEMENT_IN_COMMAND = {"subshell", "compound_statement", "pipeline", "list", "redirected_statement"}
 _SUBST_OPEN = {"$(": "$(", "`": "`", "$`": "`", "<(": "<(", ">(": ">("}
 
 
@@ -213,7 +214,10 @@ class _Converter:
         for ch in children:
             ty = ch.type
             if ty == "word":
-                cmd.words.append(self.word(ch))
+                w = self.word(ch)
+                if w.raw == "{" and len(cmd.words) == 1 and cmd.words[0].text == "time":
+                    self.problems.append(f"`time {{` at offset {w.start}")  # no `time` keyword in the grammar
+                cmd.words.append(w)
             elif ty == "variable_assignment":
                 if cmd.words:
                     cmd.words.append(self.word(ch))
@@ -229,6 +233,10 @@ class _Converter:
                 cmd.words.append(self.word(inner[0]) if len(inner) == 1 else self.word(ch))
             elif ty == "comment":
                 continue
+            elif ty in _STATEMENT_IN_COMMAND:
+                # `time (a; b)` / `time { a; }`: the grammar has no `time` keyword
+                self.problems.append(f"{ty} inside a command at offset {self.c(ch.start_byte)}")
+                cmd.words.append(self.word(ch))
             else:
                 cmd.words.append(self.word(ch))
         return cmd
@@ -544,14 +552,14 @@ class _Converter:
                 parts.append(sub.text)
                 w.dynamic = w.dynamic or sub.dynamic
                 w.quoted = w.quoted or sub.quoted
-                w.substs.extend(sub.substs)
+                w.substs += sub.substs
             w.text = "".join(parts)
             return
         if ty in ("command_substitution", "process_substitution"):
             w.dynamic = True
             w.text = raw
             kind = _SUBST_OPEN.get(n.children[0].type, "$(") if n.children else "$("
-            w.substs.append(Subst(kind=kind, body=self.statements(n.children)))  # type: ignore[arg-type]
+            w.substs += (Subst(kind=kind, body=self.statements(n.children), raw=raw),)  # type: ignore[arg-type]
             return
         if ty == "variable_assignment":
             # `export A=1`, or an assignment-looking argument after the command name
@@ -577,7 +585,7 @@ class _Converter:
             if ch.type in ("command_substitution", "process_substitution"):
                 w.dynamic = True
                 kind = _SUBST_OPEN.get(ch.children[0].type, "$(") if ch.children else "$("
-                w.substs.append(Subst(kind=kind, body=self.statements(ch.children)))  # type: ignore[arg-type]
+                w.substs += (Subst(kind=kind, body=self.statements(ch.children), raw=self.t(ch)),)  # type: ignore[arg-type]
             elif ch.type in ("simple_expansion", "expansion"):
                 w.dynamic = True
                 stack.extend(reversed(ch.children))
@@ -607,7 +615,7 @@ class _Converter:
                     w.dynamic = True
                 if ty in ("command_substitution", "process_substitution"):
                     kind = _SUBST_OPEN.get(ch.children[0].type, "$(") if ch.children else "$("
-                    w.substs.append(Subst(kind=kind, body=self.statements(ch.children)))  # type: ignore[arg-type]
+                    w.substs += (Subst(kind=kind, body=self.statements(ch.children), raw=self.t(ch)),)  # type: ignore[arg-type]
                 else:
                     self._collect_substs(ch, w)
             pos = max(pos, e)

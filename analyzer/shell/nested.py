@@ -137,7 +137,7 @@ def _shell(argv: list[str], words: list[Word], stdin: str | None, stdin_via: Via
         return
     if stdin is not None:
         out.consumes_stdin = True
-        out.plans.append(Plan(via=stdin_via, text=stdin, frame=tuple(argv), span=_span(words[:1])))
+        out.plans.append(Plan(via=stdin_via, text=stdin, frame=tuple(argv)))  # span: the whole command
 
 
 def _ssh(argv: list[str], words: list[Word], stdin: str | None, out: Analysis) -> None:
@@ -173,8 +173,7 @@ def _ssh(argv: list[str], words: list[Word], stdin: str | None, out: Analysis) -
                               host=host, fresh_env=True, stdin=stdin, span=_span(remote_words)))
     elif stdin is not None:
         out.consumes_stdin = True
-        out.plans.append(Plan(via="ssh", text=stdin, frame=("-bash",), host=host, fresh_env=True,
-                              span=_span(words[i : i + 1])))
+        out.plans.append(Plan(via="ssh", text=stdin, frame=("-bash",), host=host, fresh_env=True))
 
 
 def _su(argv: list[str], words: list[Word], out: Analysis) -> None:

@@ -413,3 +413,23 @@ def test_brace_then_astral_character_does_not_crash_tree_sitter() -> None:
             "print('alive')\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert (proc.returncode, proc.stdout.strip()) == (0, "alive"), proc.stderr[-2000:]
+
+
+def test_substitutions_expanded_by_the_outer_shell_run_once_there() -> None:
+    # double quotes: the local shell runs pgrep and bash -c gets its output
+    local = parse('bash -c "kill $(pgrep -f x)"')
+    assert [(c.name, c.depth) for c in local.commands] == [("pgrep", 0), ("bash", 0), ("kill", 1)]
+    # escaped: the remote shell runs it
+    remote = parse('ssh h "kill \\$(pgrep -f x)"')
+    assert [(c.name, c.depth, c.host) for c in remote.commands] == [("ssh", 0, None), ("pgrep", 1, "h"),
+                                                                   ("kill", 1, "h")]
+    # an unquoted heredoc: the same split, line by line
+    mixed = parse("ssh h <<EOF\nkill $(pgrep y) \\$(pgrep z)\nEOF")
+    assert [(c.name, c.depth, c.effective_argv[-1]) for c in mixed.named("pgrep")] == [("pgrep", 0, "y"),
+                                                                                      ("pgrep", 1, "z")]
+
+
+@pytest.mark.parametrize("text", ["time (sleep 1; echo done)", "time { sleep 1; echo done; }"])
+def test_time_keyword_with_a_group(text: str, need_shfmt: None) -> None:
+    s = parse(text)  # tree-sitter-bash has no `time` keyword: the self-check hands these to mvdan/sh
+    assert [c.argv for c in s.commands] == [["sleep", "1"], ["echo", "done"]]

@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analyzer.config import Config, load_config
+from analyzer.config import Config, ConfigError, load_config
 from analyzer.events import Session
 from analyzer.ingest import load
-from analyzer.lifecycle.catalog import Catalog, default_catalog
+from analyzer.lifecycle.catalog import Catalog, CatalogError, default_catalog
 from analyzer.lifecycle.world import World, build_world
 from analyzer.rules.api import Finding, Rule
 from analyzer.rules.engine import RunResult, run_rules, select_rules
@@ -41,9 +41,19 @@ class Analyzer:
     catalog: Catalog = field(init=False)
 
     def __post_init__(self) -> None:
+        """Raises ``ConfigError`` (bad catalog kinds) or ``SelectionError`` (unknown rule names)."""
+        try:
+            # the config's server kinds reach every world this analyzer builds
+            self.catalog = Catalog.load(self.config.catalog) if self.config.catalog else default_catalog()
+        except CatalogError as exc:
+            raise ConfigError(f"{self.config.source or 'config'}: [catalog] {exc}") from exc
         self.ruleset = load_rules([*self.config.rules_dir, *self.extra_rules_dirs])
         self.rules = select_rules(self.ruleset, self.config, self.select, self.ignore)
-        self.catalog = Catalog.load(self.config.catalog) if self.config.catalog else default_catalog()
+
+    @property
+    def warnings(self) -> list[str]:
+        """Rule packs or files that failed to load (the other rules still run)."""
+        return list(self.ruleset.warnings)
 
     def analyze_session(self, session: Session) -> Analysis:
         world = build_world(session, self.catalog)

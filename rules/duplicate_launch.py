@@ -48,9 +48,14 @@ class DuplicateLaunch(Rule):
             ready = world.ready_signals(launch.instance, launch.event)
             if ready:
                 related.append(("ready-signal", ready[-1].event))
-            tail = f" The duplicate died at once: {died.quote}" if died else ""
+            tail = f"; the duplicate died at once ({_REASONS.get(died.reason, died.reason)})" if died else ""
             yield self.finding(
                 world, anchor=launch.event, instance=launch.instance, related=related,
-                message=f"launches the {inst.name} again while the launch at event {launch.duplicate_of} "
-                        f"is {state} and nothing stopped it.{tail}",
+                message=f"launches the {inst.name} again while the earlier launch is still {state}{tail}",
+                details={"prior_launch": launch.duplicate_of, "state": state,
+                         **({"died": died.quote} if died else {})},
             )
+
+
+_REASONS = {"killed": "Killed", "oom": "out of memory", "address-in-use": "address already in use",
+            "traceback": "a Traceback", "exit": "non-zero exit", "crash": "crashed", "error": "an error"}

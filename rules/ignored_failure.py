@@ -75,11 +75,16 @@ class IgnoredFailure(Rule):
             related = [("claims-success", claimed)] if claimed is not None else []
             if failure.launch_event is not None and failure.launch_event != at:
                 related.append(("launch", failure.launch_event))
-            how = "then claims it works" if claimed is not None else "and moves on without looking at it"
+            how = "the agent then says it works" if claimed is not None else "the agent moves on without looking"
             yield self.finding(
                 world, anchor=at, instance=failure.instance, related=related,
-                message=f"the output shows the {inst.name} failed ({failure.quote.strip()[:120]}), {how}.",
+                message=f"the output shows the {inst.name} died ({_REASONS.get(failure.reason, failure.reason)}); {how}",
+                details={"reason": failure.reason, "quote": failure.quote.strip()},
             )
+
+
+_REASONS = {"killed": "Killed", "oom": "out of memory", "address-in-use": "address already in use",
+            "traceback": "a Traceback", "exit": "non-zero exit", "crash": "crashed", "error": "an error"}
 
 
 def _mentions_log(world: World, failure: Failure, command: str) -> bool:

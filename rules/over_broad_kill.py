@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from analyzer.lifecycle.facts import Kill
+from analyzer.lifecycle.facts import Kill, ModelDisagreement
 from analyzer.lifecycle.world import World
 from analyzer.rules import Finding, Rule, Severity, Status
 
@@ -53,30 +54,64 @@ class OverBroadKill(Rule):
         for kill in world.kills():
             by_event.setdefault(kill.event, []).append(kill)
         for event, kills in by_event.items():
-            reasons: list[str] = []
+            clauses: list[str] = []  # one short clause per unintended victim
+            reasons: list[dict[str, str]] = []  # the long why of each, for reports
             related: list[tuple[str, int]] = []
             instance = None
             for k in kills:
                 for v in k.victims:
-                    if v.role in ("shell", "agent", "ssh-client"):
-                        reasons.append(f"`{k.text}` hits {v.label}: {v.reason}")
+                    if v.role in _ROLE_NAMES:
+                        clause = f"{_ROLE_NAMES[v.role]} ({_why(k)} is in its command line)"
+                        reasons.append({"kill": k.text, "victim": v.label, "why": v.reason})
+                        if clause not in clauses and not any(c.startswith(_ROLE_NAMES[v.role]) for c in clauses):
+                            clauses.append(clause)
                 if k.also_matches_relaunch:
-                    reasons.append(f"`{k.text}` also matches the relaunch in the same command")
+                    clauses.append(f"the relaunch after it ({_why(k)} matches it)")
+                    reasons.append({"kill": k.text, "victim": "the relaunch in the same command",
+                                    "why": f"the pattern {k.pattern!r} matches the relaunched server's command line"})
                     related += [("relaunch", e) for e in k.also_matches_relaunch if e != event]
                 if k.generic and self.options.flag_generic:  # type: ignore[attr-defined]
-                    names = ", ".join(v.label for v in k.victims[:4]) or "whatever runs there"
-                    reasons.append(f"`{k.text}` kills by a generic name: {names}")
+                    clauses.append(f"{_everything(k)} (`{k.text}`)")
+                    reasons.append({"kill": k.text, "victim": _everything(k),
+                                    "why": "; ".join(k.notes) or "a generic name"})
                 servers = [v for v in k.victims if v.instance]
                 instance = instance or (servers[0].instance if servers else None)
                 for v in servers:
                     if v.launch_event is not None and (r := ("matched-process", v.launch_event)) not in related:
                         related.append(r)
-            if not reasons:
+            if not clauses:
                 continue
-            unique = list(dict.fromkeys(reasons))
-            tail = " The commands after it in that shell never run." if any(k.self_kill for k in kills) else ""
+            observed_ran = any(isinstance(f, ModelDisagreement) and f.instance is None for f in world.facts_at(event))
+            tail = "; the rest of the command never runs" if any(k.self_kill for k in kills) and not observed_ran else ""
+            victims = list(dict.fromkeys(clauses))
+            listed = ", ".join(victims[:-1]) + " and " + victims[-1] if len(victims) > 1 else victims[0]
             yield self.finding(
                 world, anchor=event, instance=instance, related=related,
-                message="; ".join(unique) + "." + tail,
-                details={"kills": [k.model_dump(mode="json") for k in kills]},
+                message=f"kills more than its target: {listed}{tail}",
+                details={"victims": reasons, "kills": [k.model_dump(mode="json") for k in kills]},
             )
+
+
+_ROLE_NAMES = {"shell": "its own shell", "agent": "the agent", "ssh-client": "the local ssh client"}
+
+
+def _why(kill: Kill) -> str:
+    """The kill's pattern, quoted short, as the subject of a "why" clause."""
+    if kill.pattern:
+        pattern = kill.pattern if len(kill.pattern) <= 40 else kill.pattern[:39] + "…"
+        return f"`{pattern}`"
+    return f"`{kill.text}`"
+
+
+def _everything(kill: Kill) -> str:
+    """What a generic kill selects, from the kill model's notes."""
+    for note in kill.notes:
+        m = re.search(r"every `([^`]+)` process", note)
+        if m:
+            return f"every `{m.group(1)}` process"
+        if "GPU" in note:
+            return "every process using a GPU"
+        m = re.search(r"every (running container|process using the whole filesystem)", note)
+        if m:
+            return f"every {m.group(1)}"
+    return f"every process `{kill.pattern or kill.text}` selects"

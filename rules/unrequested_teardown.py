@@ -57,12 +57,18 @@ class UnrequestedTeardown(Rule):
                 anchors[kill.event] += [i.event for i in instructions if i.event not in anchors[kill.event]]
         for event, insts in by_event.items():
             asked = anchors[event]
-            wanted = sorted({world.instances[t].name for i in world.facts_of(Instruction)
-                             if i.event in asked for t in i.targets})
+            instructions = [i for i in world.facts_of(Instruction) if i.event in asked]
+            action = instructions[-1].action if instructions else "restart"
+            wanted = sorted({world.instances[t].name for i in instructions for t in i.targets})
+            stopped = [labels[i] for i in insts]
             yield self.finding(
                 world, anchor=event, instance=insts[0],
                 related=[("instruction", e) for e in asked],
-                message=f"the user asked about {', '.join(wanted)}, but this also stops "
-                        f"{', '.join(labels[i] for i in insts)}.",
-                details={"unrequested": insts},
+                message=f"the user asked to {action} {_and(wanted)}; this also stops {_and(stopped)}",
+                details={"unrequested": insts, "asked": wanted},
             )
+
+
+def _and(names: list[str]) -> str:
+    names = [f"the {n}" for n in names] or ["?"]
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]

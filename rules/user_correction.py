@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from analyzer.lifecycle.facts import Correction
+from analyzer.lifecycle.facts import Correction, Kill, Launch
 from analyzer.lifecycle.world import World
 from analyzer.rules import Finding, Rule, Severity, Status
 
@@ -34,9 +34,21 @@ class UserCorrection(Rule):
     def check(self, world: World) -> Iterable[Finding]:
         for c in world.facts_of(Correction):
             related = [("corrected-action", c.corrects)] if c.corrects is not None else []
-            target = f" (about event {c.corrects})" if c.corrects is not None else ""
+            words = " ".join(getattr(world.event(c.event), "text", c.quote).split())
+            quoted = words if len(words) <= 70 else words[:69] + "…"
+            what = _action(world, c.corrects) if c.corrects is not None else "the agent"
             yield self.finding(
                 world, anchor=c.event, instance=c.instance, related=related,
-                message=f"the user corrects the agent{target}: {c.quote!r}. The agent acted on a wrong "
-                        "picture of the server's state.",
+                message=f"the user corrects {what}: “{quoted}”",
+                details={"quote": c.quote},
             )
+
+
+def _action(world: World, event: int) -> str:
+    """How to name the corrected step: the agent's launch or kill of a server."""
+    for f in world.facts_at(event):
+        if isinstance(f, Launch) and f.instance:
+            return f"the agent's launch of the {world.instances[f.instance].name}"
+        if isinstance(f, Kill):
+            return f"the agent's `{f.text}`"
+    return "the agent"

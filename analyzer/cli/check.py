@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import fnmatch
 import sys
 from pathlib import Path
 
@@ -14,7 +13,9 @@ from analyzer.ingest.discover import discover
 from analyzer.pipeline import Analysis, Analyzer
 from analyzer.report import json_doc, sarif, text
 from analyzer.rules.api import Severity
-from analyzer.rules.engine import SelectionError, apply_baseline, write_baseline
+from analyzer.rules.engine import BaselineError, SelectionError, apply_baseline, write_baseline
+
+EXIT_FINDINGS = 1
 
 
 def _split(values: tuple[str, ...]) -> list[str] | None:
@@ -34,7 +35,7 @@ def _split(values: tuple[str, ...]) -> list[str] | None:
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="Config file (default: analyzer.toml or pyproject.toml found upwards).")
 @click.option("--baseline", type=click.Path(dir_okay=False), default=None,
-              help="Hide findings recorded in this baseline file; report stale entries.")
+              help="Hide findings recorded in this baseline file; report stale entries [default: config].")
 @click.option("--write-baseline", "write_baseline_to", type=click.Path(dir_okay=False), default=None,
               help="Record the current findings as accepted, then exit 0.")
 def command(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: tuple[str, ...],
@@ -49,11 +50,13 @@ def command(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: t
         analyzer = Analyzer(config, _split(select), _split(ignore), list(rules_dir))
     except (ConfigError, SelectionError) as exc:
         fail(str(exc))
+    for w in analyzer.warnings:  # once, not once per session
+        click.echo(f"analyzer: warning: {w}", err=True)
+
     analyses: list[Analysis] = []
     errors: list[dict[str, str | int | None]] = []
-    found = list(discover(paths))
-    for p in found:
-        if any(fnmatch.fnmatch(str(p), g) for g in config.exclude):
+    for p in discover(paths):
+        if config.excluded(p):
             continue
         try:
             session = load(p)
@@ -63,22 +66,18 @@ def command(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: t
             continue
         if fmt == "text":
             echo_diagnostics(session)
+        if not session.events and any(d.level == "error" for d in session.diagnostics):
+            errors.append({"path": session.path, "line": None, "message": "no readable record"})
+            click.echo(f"analyzer: {session.path}: no readable record", err=True)
+            continue
         analyses.append(analyzer.analyze_session(session))
     if not analyses:
         if not errors:
             click.echo(f"analyzer: no session found under {', '.join(paths)}", err=True)
         sys.exit(EXIT_USAGE)
 
-    stale: list[str] = []
-    if baseline and not write_baseline_to:
-        bpath = Path(baseline)
-        if not bpath.is_file():
-            fail(f"{baseline}: baseline file not found (create it with --write-baseline)")
-        new, _, stale = apply_baseline(bpath, [f for a in analyses for f in a.findings])
-        fresh = {id(f) for f in new}  # one budget across all sessions: counts are per fingerprint
-        for a in analyses:
-            a.suppressed += [(f, "baseline") for f in a.findings if id(f) not in fresh]
-            a.findings = [f for f in a.findings if id(f) in fresh]
+    stale = _apply_baseline(analyses, baseline or config.baseline, required=baseline is not None,
+                            writing=write_baseline_to is not None)
     if write_baseline_to:
         write_baseline(Path(write_baseline_to), [f for a in analyses for f in a.findings])
         click.echo(f"wrote {sum(len(a.findings) for a in analyses)} finding(s) to {write_baseline_to}", err=True)
@@ -88,11 +87,34 @@ def command(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: t
         click.echo(orjson.dumps(json_doc.document(analyses, errors), option=orjson.OPT_INDENT_2).decode())
     elif fmt == "sarif":
         rules = [lr.cls for lr in analyzer.ruleset.rules.values()]
-        click.echo(orjson.dumps(sarif.document(analyses, rules), option=orjson.OPT_INDENT_2).decode())
+        click.echo(orjson.dumps(sarif.document(analyses, rules, errors), option=orjson.OPT_INDENT_2).decode())
     else:
-        click.echo(text.render(analyses))
+        click.echo(text.render(analyses, skip_problems=set(analyzer.warnings)))
     for s in stale:
         click.echo(f"analyzer: stale baseline entry: {s}", err=True)
     threshold = Severity(fail_on or config.fail_on or "low").rank
     if any(f.severity.rank >= threshold for a in analyses for f in a.findings):
-        sys.exit(1)
+        sys.exit(EXIT_FINDINGS)
+
+
+def _apply_baseline(analyses: list[Analysis], baseline: str | None, required: bool, writing: bool) -> list[str]:
+    """Move baselined findings to ``suppressed``; return the stale entries. One budget across all
+    sessions: counts are per fingerprint."""
+    if not baseline or writing:
+        return []
+    bpath = Path(baseline)
+    if not bpath.is_file():
+        if required:
+            fail(f"{baseline}: baseline file not found (create it with --write-baseline)")
+        click.echo(f"analyzer: warning: {baseline}: baseline file from config not found "
+                   "(create it with --write-baseline)", err=True)
+        return []
+    try:
+        new, _, stale = apply_baseline(bpath, [f for a in analyses for f in a.findings])
+    except BaselineError as exc:
+        fail(str(exc))
+    fresh = {id(f) for f in new}
+    for a in analyses:
+        a.suppressed += [(f, "baseline") for f in a.findings if id(f) not in fresh]
+        a.findings = [f for f in a.findings if id(f) in fresh]
+    return stale

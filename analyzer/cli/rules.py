@@ -117,9 +117,15 @@ def _examples(lr: LoadedRule) -> list[str]:
 @_rules_dir_option
 def test(names: tuple[str, ...], rules_dir: tuple[str, ...]) -> None:
     """Run rules against their cases files (<name>.cases.yaml beside each rule). Prints TP/FP/FN
-    per rule and every failure with its case file and line; never stops at the first."""
+    per rule and every failure with its case file and line; never stops at the first.
+
+    NAMES default to every rule of the --rules-dir folders when given, else every rule."""
     ruleset = _ruleset(rules_dir)
-    selected = list(names) or sorted(ruleset.rules)
+    mine = {Path(d).resolve() for d in rules_dir}
+    selected = list(names) or sorted(n for n, lr in ruleset.rules.items()
+                                     if not mine or Path(lr.file).resolve().parent in mine)
+    if not selected:
+        fail(f"no rule found in {', '.join(rules_dir)}")
     unknown = [n for n in selected if n not in ruleset.rules]
     if unknown:
         fail(f"unknown rule {unknown[0]!r}{did_you_mean(unknown[0], sorted(ruleset.rules))}")

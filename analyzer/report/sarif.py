@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from analyzer import __version__
 from analyzer.pipeline import Analysis
@@ -14,8 +15,10 @@ SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sar
 
 
 def _uri(path: str) -> str:
+    """A relative path stays a relative URI reference (resolved by the viewer against the
+    checkout); an absolute one becomes ``file://``."""
     p = Path(path)
-    return p.as_posix() if not p.is_absolute() else p.as_uri()
+    return quote(p.as_posix()) if not p.is_absolute() else p.as_uri()
 
 
 def _rule_meta(cls: type[Rule]) -> dict[str, Any]:
@@ -39,7 +42,26 @@ def _location(path: str, line: int | None, index: int) -> dict[str, Any]:
     return {"physicalLocation": phys, "logicalLocations": [{"name": f"event {index}", "kind": "member"}]}
 
 
-def document(analyses: list[Analysis], rules: list[type[Rule]]) -> dict[str, Any]:
+def _notifications(analyses: list[Analysis], errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Problems met on the way (unreadable files, bad suppressions, rule crashes), for the
+    invocation: a SARIF viewer shows them apart from the results."""
+    out: list[dict[str, Any]] = []
+    for e in errors:
+        n: dict[str, Any] = {"level": "error", "message": {"text": str(e.get("message"))},
+                             "locations": [_location(str(e.get("path")), e.get("line"), 0)]}
+        n["locations"][0].pop("logicalLocations")
+        out.append(n)
+    seen: set[str] = set()
+    for a in analyses:
+        for p in a.problems:
+            if p not in seen:
+                seen.add(p)
+                out.append({"level": "error" if ": error:" in p else "warning", "message": {"text": p}})
+    return out
+
+
+def document(analyses: list[Analysis], rules: list[type[Rule]],
+             errors: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     rule_ids = [r.name for r in rules]
     results = []
     for a in analyses:
@@ -71,6 +93,8 @@ def document(analyses: list[Analysis], rules: list[type[Rule]]) -> dict[str, Any
         "runs": [{
             "tool": {"driver": {"name": "session-analyzer", "version": __version__,
                                 "rules": [_rule_meta(r) for r in rules]}},
+            "invocations": [{"executionSuccessful": True,
+                             "toolExecutionNotifications": _notifications(analyses, errors or [])}],
             "results": results,
         }],
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 
 from analyzer.events import AssistantEvent, Event, SystemEvent, ToolEvent, UserEvent
@@ -37,16 +38,24 @@ def render_finding(a: Analysis, f: Finding, width: int) -> list[str]:
     return lines
 
 
-def render(analyses: list[Analysis], width: int | None = None) -> str:
+_LOCATED = re.compile(r"^\S+:(?:\d+|#\d+): (?:error|warning):")
+
+
+def render(analyses: list[Analysis], width: int | None = None, skip_problems: set[str] | None = None) -> str:
+    """Every finding with its evidence, the problems met on the way (``skip_problems``: ones the
+    caller already showed, like rule packs that failed to load), and a summary line."""
     width = width or max(60, shutil.get_terminal_size((100, 24)).columns)
     out: list[str] = []
-    total = 0
+    total = suppressed = 0
     for a in analyses:
         for f in a.findings:
             out.extend(render_finding(a, f, width))
             total += 1
+        suppressed += len(a.suppressed)
         for p in a.problems:
-            out.append(f"warning: {p}")
+            if p not in (skip_problems or set()):
+                out.append(p if _LOCATED.match(p) else f"warning: {p}")
     n = len(analyses)
-    out.append(f"{total} finding(s) in {n} session(s)" if total else f"no findings in {n} session(s)")
+    summary = f"{total} finding(s) in {n} session(s)" if total else f"no findings in {n} session(s)"
+    out.append(summary + (f" ({suppressed} suppressed)" if suppressed else ""))
     return "\n".join(out)

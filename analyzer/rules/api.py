@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 _NAME = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
 REQUIRED_SECTIONS = ("What it does", "Why is this bad", "Known false positives")
+OPTIONAL_SECTIONS = ("How to avoid it", "Example")
 
 
 class Severity(StrEnum):
@@ -156,8 +157,10 @@ class Rule:
 
     @classmethod
     def validate_metadata(cls, where: str) -> None:
+        """Check the declarative metadata; raise ``RuleMetadataError`` naming ``where`` (the file)
+        and every problem found, so an author fixes them in one go."""
         problems = []
-        if not _NAME.match(cls.name or ""):
+        if not isinstance(cls.name, str) or not _NAME.match(cls.name):
             problems.append(f"name {cls.name!r} must be kebab-case (like 'kill-after-ready')")
         if not isinstance(cls.severity, Severity):
             try:
@@ -169,33 +172,48 @@ class Rule:
                 cls.status = Status(cls.status)
             except ValueError:
                 problems.append(f"status {cls.status!r} must be experimental or stable")
-        if not cls.summary:
-            problems.append("summary is empty")
+        if not isinstance(cls.summary, str) or not cls.summary.strip():
+            problems.append("summary is empty (one line for `analyzer rules list`)")
+        if not isinstance(cls.groups, tuple | list) or not all(
+                isinstance(g, str) and _NAME.match(g) for g in cls.groups):
+            problems.append(f"groups {cls.groups!r} must be a tuple of kebab-case names")
         sections = cls.doc_sections()
-        missing = [s for s in REQUIRED_SECTIONS if s not in sections]
+        missing = [s for s in REQUIRED_SECTIONS if not sections.get(s)]
         if missing:
             problems.append("docstring lacks section(s): " + ", ".join(repr(s) for s in missing))
-        if not isinstance(cls.groups, tuple | list):
-            problems.append("groups must be a tuple of names")
+        if not (isinstance(cls.Options, type) and issubclass(cls.Options, BaseModel)):
+            problems.append("Options must be a pydantic BaseModel subclass")
+        else:
+            required = [n for n, f in cls.Options.model_fields.items() if f.is_required()]
+            if required:
+                problems.append(f"option(s) {', '.join(required)} need a default")
+        if cls.check is Rule.check:
+            problems.append("it does not define check(self, world)")
         if problems:
             raise RuleMetadataError(f"{where}: rule {cls.__name__}: " + "; ".join(problems))
 
 
 def doc_sections(doc: str) -> dict[str, str]:
-    """Split a docstring on lines ``Section title:`` for the known section names."""
+    """Split a docstring into its sections: the text before the first title under ``""``, then
+    each known title (``What it does:`` alone on its line, or followed by text) with its body,
+    dedented."""
     import inspect
+    import textwrap
 
-    text = inspect.cleandoc(doc)
-    names = "|".join(re.escape(s) for s in (*REQUIRED_SECTIONS, "How to avoid it", "Example"))
-    parts = re.split(rf"^({names})\s*:?\s*$|^({names}):\s+", text, flags=re.M)
-    out: dict[str, str] = {"": parts[0].strip()}
-    i = 1
-    while i + 2 < len(parts) + 1 and i < len(parts):
-        title = parts[i] or parts[i + 1]
-        body = parts[i + 2] if i + 2 < len(parts) else ""
-        out[title] = body.strip()
-        i += 3
-    return out
+    titles = (*REQUIRED_SECTIONS, *OPTIONAL_SECTIONS)
+    head = re.compile(rf"^({'|'.join(re.escape(t) for t in titles)})\s*:\s*(.*)$")
+    inline: dict[str, str] = {"": ""}
+    body: dict[str, list[str]] = {"": []}
+    current = ""
+    for line in inspect.cleandoc(doc).splitlines():
+        m = head.match(line)
+        if m:
+            current = m.group(1)
+            inline[current], body[current] = m.group(2).strip(), []
+        else:
+            body[current].append(line)
+    return {title: "\n".join(p for p in (inline[title], textwrap.dedent("\n".join(lines)).strip()) if p)
+            for title, lines in body.items()}
 
 
 def _event_text(ev: Event) -> str:

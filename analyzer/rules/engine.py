@@ -10,6 +10,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from analyzer.config import Config
 from analyzer.events import ToolEvent
 from analyzer.lifecycle.world import World
@@ -30,15 +32,32 @@ def did_you_mean(name: str, known: list[str]) -> str:
 
 def select_rules(ruleset: RuleSet, config: Config | None = None, select: list[str] | None = None,
                  ignore: list[str] | None = None) -> list[Rule]:
-    """Instantiate the selected rules with their options and severity overrides."""
+    """Instantiate the selected rules with their options and severity overrides.
+
+    ``select`` (from the command line) replaces the config's ``select``; ``ignore`` adds to the
+    config's. Names are rule names, group names or ``all``. A severity override may name a group;
+    a rule's own override wins. Unknown names raise ``SelectionError`` with a suggestion."""
     config = config or Config()
     names = list(ruleset.rules)
-    groups = {g for r in ruleset.rules.values() for g in r.cls.groups}
+    groups = sorted({g for r in ruleset.rules.values() for g in r.cls.groups})
     wanted = list(select or config.select)
     unwanted = list(ignore or []) + list(config.ignore)
-    for token in wanted + unwanted + list(config.severity) + list(config.options):
-        if token not in names and token not in groups and token != "all":
-            raise SelectionError(f"unknown rule or group {token!r}{did_you_mean(token, names + sorted(groups))}")
+
+    def check_known(tokens: list[str], where: str, allow_groups: bool = True) -> None:
+        for token in tokens:
+            if token in names or token == "all" or (allow_groups and token in groups):
+                continue
+            pool = names + (groups if allow_groups else [])
+            kind = "rule or group" if allow_groups else "rule"
+            raise SelectionError(f"{where}: unknown {kind} {token!r}{did_you_mean(token, pool)}")
+
+    check_known(select or [], "--select")
+    check_known(ignore or [], "--ignore")
+    src = config.source or "config"
+    check_known(config.select, f"{src}: select")
+    check_known(config.ignore, f"{src}: ignore")
+    check_known(list(config.severity), f"{src}: severity")
+    check_known(list(config.options), f"{src}: options", allow_groups=False)
 
     def hit(tokens: list[str], lr_name: str, lr_groups: tuple[str, ...]) -> bool:
         return any(t == "all" or t == lr_name or t in lr_groups for t in tokens)
@@ -49,12 +68,20 @@ def select_rules(ruleset: RuleSet, config: Config | None = None, select: list[st
             continue
         if hit(unwanted, name, lr.cls.groups):
             continue
-        sev = config.severity.get(name)
+        sev = config.severity.get(name) or next(
+            (config.severity[g] for g in lr.cls.groups if g in config.severity), None) or config.severity.get("all")
         try:
             rules.append(lr.cls(options=config.options.get(name), severity=Severity(sev) if sev else None))
-        except Exception as exc:
-            raise SelectionError(f"rule {name!r}: bad options or severity in config: {exc}") from exc
+        except (ValidationError, ValueError) as exc:
+            raise SelectionError(f"{src}: rule {name!r}: bad options or severity: {_short(exc)}") from exc
     return rules
+
+
+def _short(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        err = exc.errors()[0]
+        return f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+    return str(exc)
 
 
 @dataclass
@@ -75,7 +102,8 @@ class RunResult:
 
 def inline_suppressions(world: World, known: set[str]) -> tuple[dict[int, Suppression], list[str]]:
     """``# analyzer: ignore[rule-a,rule-b] reason`` in a shell command silences those rules on that
-    tool call only. A reason is required; unknown rule names are errors."""
+    tool call only. A reason is required; unknown rule names are errors (reported as
+    ``path:line: error: …`` problems, and the finding is not silenced)."""
     found: dict[int, Suppression] = {}
     problems: list[str] = []
     for ev in world.session.events:
@@ -83,19 +111,24 @@ def inline_suppressions(world: World, known: set[str]) -> tuple[dict[int, Suppre
             continue
         for m in _SUPPRESS.finditer(ev.command):
             names = [n.strip() for n in m.group(1).split(",") if n.strip()]
-            reason = m.group(2).strip()
-            where = f"{ev.source or world.session.path}:{ev.line}"
+            reason = m.group(2).strip().rstrip("'\"").strip()
+            where = f"{ev.source or world.session.path}:{ev.line if ev.line is not None else '#' + str(ev.index)}"
+            if not names:
+                problems.append(f"{where}: error: `# analyzer: ignore[]` names no rule")
+                continue
             bad = [n for n in names if n not in known]
             if bad:
-                problems.append(f"{where}: unknown rule in suppression: " + ", ".join(
+                problems.append(f"{where}: error: unknown rule in `# analyzer: ignore[…]`: " + ", ".join(
                     f"{n!r}{did_you_mean(n, sorted(known))}" for n in bad))
             if not reason:
-                problems.append(f"{where}: suppression of {', '.join(names)} needs a reason "
-                                f"(# analyzer: ignore[{','.join(names)}] why)")
+                problems.append(f"{where}: error: `# analyzer: ignore[{','.join(names)}]` needs a reason "
+                                f"after it (# analyzer: ignore[{','.join(names)}] why this is fine)")
                 continue
             good = [n for n in names if n in known]
             if good:
-                found[ev.index] = Suppression(ev.index, good, reason)
+                prior = found.get(ev.index)
+                found[ev.index] = Suppression(ev.index, (prior.rules if prior else []) + good,
+                                              f"{prior.reason}; {reason}" if prior else reason)
     return found, problems
 
 
@@ -124,17 +157,31 @@ def run_rules(world: World, rules: list[Rule], known: set[str] | None = None) ->
 
 # -- baselines ---------------------------------------------------------------------------------
 
+class BaselineError(ValueError):
+    """The baseline file cannot be read; the message names it."""
+
+
 def write_baseline(path: Path, findings: list[Finding]) -> None:
+    """Accepted findings as ``{fingerprint: {rule, count, message}}``: the count lets a baseline
+    accept two identical problems and still report a third."""
     counts = Counter(f.fingerprint for f in findings)
-    rules = {f.fingerprint: f.rule for f in findings}
-    doc = {"version": 1, "findings": {fp: {"rule": rules[fp], "count": n} for fp, n in sorted(counts.items())}}
+    first: dict[str, Finding] = {}
+    for f in findings:
+        first.setdefault(f.fingerprint, f)
+    doc = {"version": 1, "findings": {
+        fp: {"rule": first[fp].rule, "count": n, "message": first[fp].message} for fp, n in sorted(counts.items())}}
     path.write_text(json.dumps(doc, indent=2) + "\n", "utf-8")
 
 
 def apply_baseline(path: Path, findings: list[Finding]) -> tuple[list[Finding], list[Finding], list[str]]:
-    """(new findings, baselined ones, stale baseline entries)."""
-    doc = json.loads(path.read_text("utf-8"))
-    budget = {fp: int(v.get("count", 1)) for fp, v in doc.get("findings", {}).items()}
+    """(new findings, baselined ones, stale baseline entries: accepted but no longer seen)."""
+    try:
+        doc = json.loads(path.read_text("utf-8"))
+        entries = doc["findings"]
+        budget = {str(fp): int(v.get("count", 1)) for fp, v in entries.items()}
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise BaselineError(f"{path}: not a baseline file ({type(exc).__name__}: {exc}); "
+                            "write one with `analyzer check --write-baseline FILE`") from exc
     left = dict(budget)
     new, known = [], []
     for f in findings:
@@ -143,6 +190,6 @@ def apply_baseline(path: Path, findings: list[Finding]) -> tuple[list[Finding], 
             known.append(f)
         else:
             new.append(f)
-    stale = [f"{fp} ({doc['findings'][fp].get('rule', '?')}): {n} of {budget[fp]} not seen"
+    stale = [f"{fp} ({entries[fp].get('rule', '?')}): {n} of {budget[fp]} no longer found"
              for fp, n in left.items() if n > 0]
     return new, known, stale

@@ -122,11 +122,17 @@ def load_entry_points(ruleset: RuleSet) -> None:
 
 def load_rules(rules_dirs: Iterable[str | Path] = (), builtin: bool = True,
                entry_point_packs: bool = True) -> RuleSet:
-    """Every rule: built-in first, then user folders, then entry-point packs."""
+    """Every rule: built-in first, then user folders, then entry-point packs. A folder given
+    twice (or the built-in one given again) is loaded once."""
     ruleset = RuleSet()
+    seen: set[Path] = set()
     if builtin:
         load_folder(builtin_rules_dir(), ruleset, "builtin")
+        seen.add(builtin_rules_dir().resolve())
     for d in rules_dirs:
+        if Path(d).resolve() in seen:
+            continue
+        seen.add(Path(d).resolve())
         load_folder(Path(d), ruleset, str(d))
     if entry_point_packs:
         load_entry_points(ruleset)

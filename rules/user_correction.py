@@ -46,9 +46,12 @@ class UserCorrection(Rule):
 
 def _action(world: World, event: int) -> str:
     """How to name the corrected step: the agent's launch or kill of a server."""
-    for f in world.facts_at(event):
-        if isinstance(f, Launch) and f.instance:
-            return f"the agent's launch of the {world.instances[f.instance].name}"
-        if isinstance(f, Kill):
-            return f"the agent's `{f.text}`"
+    facts = world.facts_at(event)
+    launch = next((f for f in facts if isinstance(f, Launch) and f.instance), None)
+    kill = next((f for f in facts if isinstance(f, Kill)), None)
+    if launch is not None and launch.instance is not None:
+        verb = "restart" if kill is not None else "launch"
+        return f"the agent's {verb} of the {world.instances[launch.instance].name}"
+    if kill is not None:
+        return f"the agent's `{kill.text}`"
     return "the agent"

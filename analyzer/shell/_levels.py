@@ -1,7 +1,7 @@
 """One text → one syntax tree, choosing the parser as shell-semantics §4 says:
 
 1. tree-sitter-bash plus the shim; if the self-check finds nothing, done (``ok``);
-2. flagged → mvdan/sh (``shfmt --to-json``); if it parses, done (``ok``, parser ``mvdan/sh``);
+2. flagged → mvdan/sh (``shfmt --to-json``); if it parses, done (``ok``, parser ``shfmt``);
    without shfmt a flagged tree with no syntax error is kept (``ok``, ``tree-sitter (unchecked)``);
 3. still failing (cut or unbalanced text) → append the first closer that parses (``recovered``);
 4. last resort: tree-sitter's error-recovered tree (``recovered``); nothing → ``failed``.
@@ -73,7 +73,7 @@ def _parse(text: str) -> Level:
     if _shfmt.available():
         seq, why = _shfmt.parse(work)
         if seq is not None:
-            return _done(seq, status, "mvdan/sh", [*notes, flagged + "; parsed with mvdan/sh"], cut_at)
+            return _done(seq, status, "shfmt", [*notes, flagged + "; parsed with mvdan/sh (shfmt)"], cut_at)
         notes.append(f"{flagged}; {why}")
         if not ts.has_error:
             # tree-sitter saw no syntax error but mvdan/sh rejected the text: keep tree-sitter's view
@@ -98,7 +98,7 @@ def _parse(text: str) -> Level:
         if ts2.problems and _shfmt.available():
             seq_sh, _ = _shfmt.parse(text2)
             if seq_sh is not None:
-                seq2, parser = seq_sh, "mvdan/sh+repair"
+                seq2, parser = seq_sh, "shfmt+repair"
         notes.append(f"unbalanced or cut text: appended {closer!r} to parse it")
         return _done(seq2, "recovered", parser, notes, len(work))
     if _has_command(ts.seq):

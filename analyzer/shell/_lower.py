@@ -48,7 +48,6 @@ BUILTINS = frozenset({
 })
 """Run by the shell itself: a ``bash -c`` holding only one of these is not exec'd away."""
 
-_RANK: dict[ParseStatus, int] = {"ok": 0, "recovered": 1, "failed": 2}
 _STDOUT_OPS = {">", ">|", ">>", "&>", "&>>"}
 
 BackgroundBy = Literal["&", "detach", "caller"]
@@ -117,8 +116,10 @@ class Lowerer:
                            notes=self.notes, written_files=self.written)
 
     def _merge(self, status: ParseStatus, notes: tuple[str, ...] | list[str], where: str) -> None:
-        if _RANK[status] > _RANK[self.status]:
-            self.status = status
+        """A nested level's parse: broken inside makes the whole ``recovered`` (never ``failed``:
+        the outer commands are there)."""
+        if status != "ok" and self.status == "ok":
+            self.status = "recovered"
         self.notes.extend(f"{where}: {n}" for n in notes)
 
     # walking ---------------------------------------------------------------------------------

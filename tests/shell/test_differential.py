@@ -64,7 +64,7 @@ def _compare(texts: list[str]) -> None:
         theirs = {t: parse(t) for t in texts}
     mismatches = []
     for t in texts:
-        assert theirs[t].parser.startswith("mvdan/sh") or theirs[t].status != "ok", theirs[t].parser
+        assert theirs[t].parser.startswith("shfmt") or theirs[t].status != "ok", theirs[t].parser
         if ours[t].status == "ok" and theirs[t].status == "ok" and argv_set(ours[t]) != argv_set(theirs[t]):
             mismatches.append((t, argv_set(ours[t]), argv_set(theirs[t])))
     assert not mismatches, mismatches[:3]

@@ -433,3 +433,9 @@ def test_substitutions_expanded_by_the_outer_shell_run_once_there() -> None:
 def test_time_keyword_with_a_group(text: str, need_shfmt: None) -> None:
     s = parse(text)  # tree-sitter-bash has no `time` keyword: the self-check hands these to mvdan/sh
     assert [c.argv for c in s.commands] == [["sleep", "1"], ["echo", "done"]]
+
+
+def test_a_broken_nested_script_leaves_the_outer_commands() -> None:
+    s = parse("ssh h \"bash -c 'for'\"")
+    assert (s.status, [c.name for c in s.commands]) == ("recovered", ["ssh", "bash"])
+    assert any(n.startswith("shell-c script of command 1: ") for n in s.notes)

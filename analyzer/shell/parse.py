@@ -10,6 +10,9 @@ re-parsed with mvdan/sh (``shfmt``, optional); cut or unbalanced ones are repair
 what is open (``_levels``). Then wrappers are stripped and nested scripts followed (ssh,
 ``bash -c``, ``su -c``, heredocs fed to shells, tmux, watch, docker/kubectl exec) up to 4 levels
 (``_lower``). Script files written by heredocs are linked across a session by ``resolve``.
+
+One tree-sitter parser serves the whole process: parse from one thread at a time (the batch
+runs sessions in separate processes).
 """
 
 from __future__ import annotations

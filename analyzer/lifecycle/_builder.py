@@ -33,6 +33,9 @@ from analyzer.shell.parse import parse
 from analyzer.shell.platform import infer_platform
 from analyzer.shell.resolve import ScriptResolver
 
+_SERVER_WORDS = re.compile(r"\b(?:server|service|endpoint|api|app|it'?s up|is up|running|serving|listening)\b", re.I)
+_ALIVE_ONLY = frozenset({"task-poll", "process-list", "systemctl"})
+"""Probes that show a process is alive, not that it answers requests."""
 _LOG_READERS = frozenset({"tail", "cat", "head", "less", "grep", "rg", "journalctl", "docker", "more"})
 _SYSTEMCTL_START = frozenset({"start", "restart", "reload-or-restart", "try-restart"})
 # Cheap pre-filter: a command that names no port, host, lifecycle verb, probe tool or catalog program
@@ -141,14 +144,17 @@ class Builder:
 
     # -- messages ------------------------------------------------------------------------------
 
-    def targets(self, targets: tuple[Target, ...], r: MessageReading) -> list[str]:
+    def targets(self, targets: tuple[Target, ...], r: MessageReading, entity_fallback: bool = True) -> list[str]:
         """Instances the targets of one intent refer to. A bare "it"/"the server" is the instance
         most recently touched; a target naming nothing falls back to the message's own entities."""
         found: list[str] = []
         for t in targets or (Target(),):
             ports, hosts, kinds, units = t.ports, t.hosts, t.kinds, t.units
             if t.unspecified:
-                ports, hosts, kinds, units = r.ports, r.hosts, r.kinds, r.units
+                # a bare "it" in a message that names a port elsewhere means that port; kinds are
+                # weaker ("Streamlit Cloud" is not the local streamlit), so only users' count
+                ports, hosts, units = r.ports, r.hosts, r.units
+                kinds = r.kinds if entity_fallback else ()
             if not (ports or hosts or kinds or units):
                 cur = self.current()
                 matches = [cur] if cur else []
@@ -202,7 +208,11 @@ class Builder:
         if not r.has("ready") or r.has("question") or r.has("not_ready"):
             return
         quote = r.quote("ready")
-        for inst in self.targets(r.targets.get("ready", ()), r):  # type: ignore[call-overload]
+        targets = r.targets.get("ready", ())  # type: ignore[call-overload]
+        # agents write long messages about many things: only the claim's own words count
+        if not any(not t.unspecified for t in targets) and not _SERVER_WORDS.search(quote):
+            return  # "reviewers can access it": a claim about something, not clearly a server here
+        for inst in self.targets(targets, r, entity_fallback=False):
             fi = self.w._add(Ready(event=ev.index, instance=inst, source="agent", strength="weak",
                                    quote=quote, detail=f"the agent says it is up: {quote!r}"))
             if self.live_state(inst, ev.index) in ("starting", "unknown"):
@@ -216,19 +226,18 @@ class Builder:
         if not _prefilter(self.w.catalog).search(ev.command):
             return
         script = _normalise_hosts(self.resolver.feed(parse(ev.command)))
-        output = ev.output or ""
         launches: list[tuple[SimpleCommand, int]] = []
+        probes: list[SimpleCommand] = []
         for cmd in script.commands:
-            where = cmd.host or "local"
             if "substitution" in cmd.contexts:
                 continue
-            fi = self.launch_of(ev, cmd, where, script)
+            fi = self.launch_of(ev, cmd, cmd.host or "local", script)
             if fi is not None:
                 launches.append((cmd, fi))
-                continue
-            self.probe_or_log(ev, cmd, where)
+            else:
+                probes.append(cmd)
         kills = self.kills_of(ev, script, launches)
-        self.outcomes(ev, script, launches, kills, output)
+        self.outcomes(ev, script, launches, kills, probes)
 
     def launch_of(self, ev: ToolEvent, cmd: SimpleCommand, where: str, script: ShellScript) -> int | None:
         argv = cmd.effective_argv
@@ -366,7 +375,7 @@ class Builder:
         self.w._edge(f"event:{ev.index}", f"instance:{inst}", "probes", fi)
         self.touch(inst)
         state = self.live_state(inst, ev.index)
-        if answered and state in ("starting", "unknown", "failed"):
+        if answered and method not in _ALIVE_ONLY and state in ("starting", "unknown", "failed"):
             ri = self.w._add(Ready(event=ev.index, instance=inst, source="probe", strength="strong", quote=target,
                                    detail=f"{target} answered"))
             self.w._change(inst, "ready", ri, f"probe {target} answered")
@@ -473,7 +482,10 @@ class Builder:
     # -- outcomes of one shell call ------------------------------------------------------------
 
     def outcomes(self, ev: ToolEvent, script: ShellScript, launches: list[tuple[SimpleCommand, int]],
-                 kills: list[tuple[Kill, killsem.KillVerdict]], output: str) -> None:
+                 kills: list[tuple[Kill, killsem.KillVerdict]], probes: list[SimpleCommand]) -> None:
+        """Apply one shell call in command order: which launches ran, kills, launches and their own
+        failures, then probes; what the output observed outranks what the process model predicts."""
+        output = ev.output or ""
         dead = dead_jobs(output)
         stopper = next((v for _, v in kills if v.self_kill is not None and v.reached), None)
         model_wrong = False
@@ -494,14 +506,16 @@ class Builder:
             assert isinstance(launch, Launch)
             if stopper is not None and not model_wrong and _skipped(stopper, cmd, script):
                 launch.ran = False
+            elif _not_found(cmd, script, output):
+                launch.ran = False
+                launch.detail += " (never ran: command not found)"
+        ran = [(c, fi) for c, fi in launches if self.w.facts[fi].ran]  # type: ignore[union-attr]
         pids = pids_in(output)
-        ran = [fi for _, fi in launches if self.w.facts[fi].ran]  # type: ignore[union-attr]
         if pids and len(ran) == 1:
-            self.w.facts[ran[0]].pid = pids[-1]  # type: ignore[union-attr]
-        elif len(pids) == len(ran):  # "prefill PID 1 / decode PID 2": one echo per launch, in order
-            for fi, pid in zip(ran, pids, strict=True):
+            self.w.facts[ran[0][1]].pid = pids[-1]  # type: ignore[union-attr]
+        elif pids and len(pids) == len(ran):  # "prefill PID 1 / decode PID 2": one echo per launch
+            for (_, fi), pid in zip(ran, pids, strict=True):
                 self.w.facts[fi].pid = pid  # type: ignore[union-attr]
-        # apply kills and launches in command order; a kill that never ran kills nothing
         steps: list[tuple[int, int, str]] = []
         for i, (k, v) in enumerate(kills):
             if v.reached or model_wrong:
@@ -509,33 +523,38 @@ class Builder:
             else:
                 k.notes.append("never ran: an earlier kill took down the shell that would run it")
                 self.w._add(k)
-        steps += [(c.position, fi, "launch") for c, fi in launches]
+        steps += [(c.position, i, "launch") for i, (c, _) in enumerate(ran)]
+        steps += [(c.position, i, "probe") for i, c in enumerate(probes)]
         for _, ref, what in sorted(steps):
             if what == "kill":
                 self.apply_kill(kills[ref][0])
+            elif what == "launch":
+                cmd, fi = ran[ref]
+                self.start(fi)
+                self.launch_outcome(ev, script, cmd, fi, dead)
             else:
-                launch = self.w.facts[ref]
-                assert isinstance(launch, Launch)
-                if launch.ran:
-                    self.start(ref)
-        # what the output says about this call's launches
-        for cmd, fi in launches:
-            launch = self.w.facts[fi]
-            assert isinstance(launch, Launch) and launch.instance
-            if not launch.ran:
-                continue
-            job = next((d for d in dead if any(_same_command(d.command, c) for c in _lineage(cmd, script))), None)
-            if job is not None:
-                self.fail_launch(ev, launch, fi, "killed", f"{job.pid} {job.how}  {job.command}")
-                continue
-            if not cmd.background and ev.output is not None:
-                fail = self.w.catalog.failure_line(launch.server, output)
-                if fail or ev.exit_code not in (None, 0):
-                    self.fail_launch(ev, launch, fi, failure_reason(fail) if fail else "exit",
-                                     fail or f"exit code {ev.exit_code}")
-                    continue
-            if ev.background and ev.output:
-                self.log_evidence(ev, launch.instance, launch, output)
+                self.probe_or_log(ev, probes[ref], probes[ref].host or "local")
+
+    def launch_outcome(self, ev: ToolEvent, script: ShellScript, cmd: SimpleCommand, fi: int,
+                       dead: list[DeadJob]) -> None:
+        """What this call's output says about one of its launches: killed at once, a failure
+        line, a foreground exit code, or (for a background tool call) its first log lines."""
+        launch = self.w.facts[fi]
+        assert isinstance(launch, Launch) and launch.instance
+        output = ev.output or ""
+        job = next((d for d in dead if any(_same_command(d.command, c) for c in _lineage(cmd, script))), None)
+        if job is not None:
+            self.fail_launch(ev, launch, fi, "killed", f"{job.pid} {job.how}  {job.command}")
+            return
+        fail = self.w.catalog.failure_line(launch.server, output) if ev.output is not None else None
+        if fail and not dead_jobs(fail):
+            self.fail_launch(ev, launch, fi, failure_reason(fail), fail)
+            return
+        if not cmd.background and ev.output is not None and ev.exit_code not in (None, 0):
+            self.fail_launch(ev, launch, fi, "exit", f"exit code {ev.exit_code}")
+            return
+        if ev.background and output:
+            self.log_evidence(ev, launch.instance, launch, output)
 
     def fail_launch(self, ev: ToolEvent, launch: Launch, fi: int, reason: str, quote: str) -> None:
         inst = launch.instance
@@ -572,6 +591,7 @@ class Builder:
             return
         launch = self.launch_of_task(ev.task_id or "")
         running = ev.exit_code is None and not re.search(r"<status>(?:completed|killed|failed)", ev.output or "")
+        # "still running" says the process is alive, not that it serves: readiness comes from its log
         self.probe(ev, inst, "task-poll", f"task {ev.task_id}", True if running else None)
         if ev.output:
             self.log_evidence(ev, inst, launch, ev.output)
@@ -663,6 +683,19 @@ def _same_command(reported: str, cmd: SimpleCommand) -> bool:
         return False
     head = " ".join(words[: min(len(words), 4)])
     return head in " ".join(cmd.argv) or " ".join(cmd.effective_argv).startswith(head)
+
+
+# zsh: "command not found: timeout"; bash: "bash: timeout: command not found"; sh: "timeout: not found"
+_NOT_FOUND = re.compile(r"command not found: (\S+)|(?:^|\s)([^\s:]+): (?:command )?not found", re.M)
+
+
+def _not_found(cmd: SimpleCommand, script: ShellScript, output: str) -> bool:
+    """The shell says the launch's program (or a wrapper in front of it) does not exist."""
+    names = {w.rsplit("/", 1)[-1] for w in cmd.wrappers} | {c.name for c in _lineage(cmd, script)}
+    for m in _NOT_FOUND.finditer(output):
+        if (m.group(1) or m.group(2) or "").rsplit("/", 1)[-1] in names:
+            return True
+    return False
 
 
 def _lineage(cmd: SimpleCommand, script: ShellScript) -> list[SimpleCommand]:

@@ -500,7 +500,7 @@ IDENT_TOKEN: Final = re.compile(r"[A-Za-z][A-Za-z0-9_]*(?:[.\-][A-Za-z0-9_]+)+")
 
 HOSTPORT: Final = re.compile(
     r"(?<![\w.:-])(?P<host>\\?\*|\[::\]|(?:\d{1,3}\.){3}\d{1,3}|[A-Za-z][\w-]*(?:\.[\w-]+)*)?"
-    r":(?P<port>\d{2,5})(?![\d.]|:\d)"
+    r":(?P<port>\d{2,5})(?!\d|\.\d|:\d)"  # a sentence may end right after the port
 )
 PORTWORD: Final = re.compile(
     r"(?i)(?:(?<![\w-])--?[a-z-]*port|\b(?:[a-z]+_)*port)s?\b"

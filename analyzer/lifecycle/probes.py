@@ -103,7 +103,7 @@ def dead_jobs(output: str | None) -> list[DeadJob]:
 
 def failure_reason(line: str) -> str:
     low = line.lower()
-    if "address already in use" in low or "eaddrinuse" in low:
+    if "address already in use" in low or "eaddrinuse" in low or re.search(r"port \d+ is (?:not available|already in use)", low):
         return "address-in-use"
     if "out of memory" in low or "oom" in low:
         return "oom"

@@ -1,8 +1,7 @@
 """The lifecycle world of two real Claude Code sessions, checked against a careful reading of them.
 
 Each assertion is what a person reading the log event by event sees (the reading is written out
-above each group of tests). Where the analyzer disagrees today the test still states the correct
-world and is marked ``xfail(strict=True)`` with what is wrong, so it flips when the builder is fixed.
+above each group of tests).
 """
 
 from __future__ import annotations
@@ -137,26 +136,17 @@ def test_todo_polls_are_task_polls_of_the_right_instance(corpus: Path) -> None:
     ]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "Builder.probe() turns any answered probe into a strong source='probe' Ready, and on_task_poll() "
-    "passes answered=True for a task that is merely running: a BashOutput poll is not an HTTP answer"))
 def test_todo_a_running_task_poll_is_not_readiness(corpus: Path) -> None:
     w = world_of(corpus, TODO)
     assert [r.event for r in w.facts_of(Ready) if r.source == "probe"] == []
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "catalog.yaml next/npm-script ready patterns include 'Local:\\s+http', a line Next.js prints in its "
-    "start banner before 'Starting...'; ready_line() returns that banner line instead of 'Ready in'"))
 def test_todo_next_ready_line_is_ready_in_not_the_banner(corpus: Path) -> None:
     w = world_of(corpus, TODO)
     logs = [(r.event, r.instance, r.quote) for r in w.facts_of(Ready) if r.source == "log"]
     assert logs == [(241, "local:3000", "✓ Ready in 1098ms"), (257, "local:3000", "✓ Ready in 1048ms")]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bash_1 never logged 'Ready in' (only the banner and 'Starting...'), yet it is ready at #73 from the "
-    "task poll and the banner's 'Local:' line; the agent's claim at #74 is its only ready signal"))
 def test_todo_local_3001_ready_only_by_the_agent_claim(corpus: Path) -> None:
     w = world_of(corpus, TODO)
     assert history(w, "local:3001") == [("starting", 72), ("ready", 74), ("stopped", 75)]
@@ -250,10 +240,6 @@ def test_posthog_248_relaunch_duplicates_the_live_175_server(corpus: Path) -> No
     assert probes == [(248, "local:8765", True)]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "#173 printed '(eval):1: command not found: timeout' (macOS has no timeout), yet the launch counts "
-    "as ran and starting: outcomes() reads a foreground launch's output only for catalog failure lines "
-    "(none matches 'command not found') or a non-zero exit code (None here, and head's anyway)"))
 def test_posthog_173_streamlit_never_started(corpus: Path) -> None:
     w = world_of(corpus, POSTHOG)
     launch = launch_at(w, 173)
@@ -262,9 +248,6 @@ def test_posthog_173_streamlit_never_started(corpus: Path) -> None:
     assert w.state_at("local:8765", 173, inclusive=True) in ("failed", "unknown")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "#175 is marked duplicate_of=173 and gets no 'starting' change, because #173's launch that never ran "
-    "is still in Builder.live"))
 def test_posthog_175_is_a_fresh_launch(corpus: Path) -> None:
     w = world_of(corpus, POSTHOG)
     assert launch_at(w, 175).duplicate_of is None
@@ -272,10 +255,6 @@ def test_posthog_175_is_a_fresh_launch(corpus: Path) -> None:
         ("starting", 175), ("ready", 175)]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "#248's output 'Port 8765 is not available' is never read: outcomes() skips the failure check for a "
-    "background (`&`) launch and reads log evidence only when the tool call itself ran in the background; "
-    "the streamlit catalog kind has no 'Port N is not available' failure pattern either"))
 def test_posthog_248_relaunch_dies_port_in_use(corpus: Path) -> None:
     w = world_of(corpus, POSTHOG)
     died = [(f.reason, f.launch_event) for f in w.failures() if f.event == 248]
@@ -283,9 +262,6 @@ def test_posthog_248_relaunch_dies_port_in_use(corpus: Path) -> None:
     assert any("Port 8765 is not available" in f.quote for f in w.failures() if f.event == 248)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "pkill -f 'streamlit run' at #248 lists #173's launch (which never ran) as a victim: that launch "
-    "stays in Builder.live, so processes() offers it to the kill evaluation"))
 def test_posthog_248_pkill_hits_only_the_175_server(corpus: Path) -> None:
     w = world_of(corpus, POSTHOG)
     (pkill,) = kills_at(w, 248)
@@ -293,10 +269,6 @@ def test_posthog_248_pkill_hits_only_the_175_server(corpus: Path) -> None:
     assert server_victims(pkill) == [("local:8765", 175)]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "local:8765 ends 'ready': after the pkill at #248 removes #173/#175 from Builder.live, #248's own "
-    "launch (started at position 1, dead on 'Port 8765 is not available') is still live, so apply_kill() "
-    "never records 'stopped'"))
 def test_posthog_streamlit_is_stopped_by_the_pkill_at_248(corpus: Path) -> None:
     w = world_of(corpus, POSTHOG)
     inst = w.instances["local:8765"]
@@ -306,9 +278,6 @@ def test_posthog_streamlit_is_stopped_by_the_pkill_at_248(corpus: Path) -> None:
     assert final_state(w, "local:8765") == "stopped"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "#464 ('the app is currently private … so reviewers can access it') is about the Streamlit Cloud "
-    "deployment, yet Builder.targets() falls back to current() and records a Ready for local:8765"))
 def test_posthog_nothing_says_8765_is_up_after_the_kill(corpus: Path) -> None:
     w = world_of(corpus, POSTHOG)
     assert [r.event for r in w.facts_of(Ready) if r.instance == "local:8765" and r.event > 248] == []

@@ -1,53 +1,214 @@
-"""Finding sessions under folders: every file or folder some format detects, minus the files a
-parent session loads itself (Claude Code ``<session>/subagents/agent-*.jsonl``)."""
+"""Finding sessions under folders, in every layout the formats write:
+
+* Claude Code ``~/.claude/projects/<proj>/<session>.jsonl``: the ``<session>/`` folder beside it
+  (``subagents/agent-*.jsonl``, tool results) is read with the main file, never on its own;
+* Codex ``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``, Gemini ``chats/session-*.json``, …: any
+  file some format in ``FORMATS`` detects from its head (``detect()`` reads 64 KiB, never the file);
+* opencode: a ``storage/`` folder (``session/``, ``message/``, ``part/``) holds many sessions, each
+  found as its ``session/<project>/<id>.json`` file; ``opencode.db`` holds many sessions, each
+  found as the database plus a ``member`` id; sub-agent (child) sessions load with their parent;
+* ``*.session.yaml`` fixtures (never ``*.cases.yaml``: rule cases hold many sessions).
+
+Files named like a session of some layout that no format reads (a garbled ``rollout-*.jsonl``) are
+found too, so that loading them reports why; other unreadable files are skipped quietly.
+"""
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
-from analyzer.ingest import FORMATS, IngestError, detect
+from analyzer.ingest import FORMATS, IngestError, detect, opencode
 
-_SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".tox"})
-_SKIP_SUFFIXES = frozenset({".py", ".pyc", ".md", ".txt", ".html", ".png", ".jpg", ".toml", ".cfg", ".lock"})
+_SKIP_DIRS = frozenset({
+    ".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox",
+    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".cache", ".npm", ".cargo", ".rustup",
+    "site-packages", ".idea", ".gradle", ".m2",
+})
+"""Folders that hold tools' own files, never agent logs (hidden folders like ``.claude`` are walked)."""
+
+_SKIP_SUFFIXES = frozenset({
+    ".py", ".pyc", ".pyo", ".so", ".o", ".a", ".dll", ".dylib", ".exe", ".class", ".jar", ".whl",
+    ".html", ".htm", ".css", ".js", ".ts", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg", ".ico",
+    ".pdf", ".zip", ".gz", ".bz2", ".xz", ".zst", ".tar", ".7z", ".mp3", ".mp4", ".mov", ".wav",
+    ".toml", ".cfg", ".ini", ".lock", ".pt", ".bin", ".safetensors", ".gguf", ".onnx", ".npy", ".parquet",
+})
+"""Suffixes no format reads: skipped without opening the file."""
+
+
+@dataclass(frozen=True)
+class Found:
+    """One session found under a given path."""
+
+    path: Path
+    """What to load: a file, a Claude Code session folder, or an opencode database."""
+    root: Path
+    """The folder (or file) it was found under, as given: output names are relative to it."""
+    member: str | None = None
+    """The session id inside a database holding many (``opencode.db``); None otherwise."""
+
+    @property
+    def relative(self) -> str:
+        """``path`` relative to ``root`` (the file name when ``root`` is the file), POSIX style."""
+        rel = self.path.name if self.path == self.root else self.path.relative_to(self.root).as_posix()
+        return f"{rel}#{self.member}" if self.member else rel
 
 
 def _loaded_by_parent(path: Path) -> bool:
     return path.parent.name == "subagents" and path.name.startswith("agent-")
 
 
-def _folder_format(path: Path) -> bool:
-    """A folder that a format reads whole (opencode storage)."""
-    return any(fmt.detect(path, b"") for fmt in FORMATS.values())
+def _claude_session_folder(folder: Path) -> bool:
+    """``<session>/`` beside ``<session>.jsonl``: sub-agents and tool results of that session."""
+    return folder.with_name(folder.name + ".jsonl").is_file()
+
+
+def _is_storage_root(folder: Path) -> bool:
+    return (folder / "session").is_dir() and (folder / "message").is_dir()
+
+
+def _named_like_session(path: Path) -> bool:
+    """The name says a harness wrote it as a session: worth reporting when no format reads it."""
+    name = path.name
+    return (
+        name.endswith(".session.yaml")
+        or path.suffix in (".traj", ".cast")
+        or (name.startswith("rollout-") and path.suffix == ".jsonl")
+        or name.endswith(".aider.chat.history.md")
+        or (path.parent.parent.name == "projects" and path.suffix == ".jsonl")
+        or (path.parent.name == "chats" and name.startswith("session-") and path.suffix in (".json", ".jsonl"))
+    )
+
+
+def _storage_sessions(root: Path, given: Path) -> Iterator[Found]:
+    """The top-level sessions of a storage folder; child sessions load with their parent."""
+    try:
+        refs = opencode.list_sessions(root)
+    except (IngestError, OSError):
+        return
+    ids = {r.id for r in refs}
+    for ref in sorted(refs, key=lambda r: r.id):
+        if ref.parent_id and ref.parent_id in ids:
+            continue
+        info = sorted((root / "session").glob(f"*/{ref.id}.json"))
+        yield Found(info[0] if info else root / "message" / ref.id, given)
+
+
+def _database_sessions(path: Path, given: Path) -> Iterator[Found]:
+    try:
+        refs = opencode.list_sessions(path)
+    except (IngestError, OSError, ValueError):
+        yield Found(path, given)  # loading it reports why
+        return
+    ids = {r.id for r in refs}
+    top = sorted(r.id for r in refs if not (r.parent_id and r.parent_id in ids))
+    if not top:
+        yield Found(path, given)
+    for sid in top:
+        yield Found(path, given, member=sid)
+
+
+def _is_database(path: Path) -> bool:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(len(opencode.SQLITE_MAGIC)) == opencode.SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+def _file(path: Path, given: Path, walking: bool) -> Iterator[Found]:
+    """The sessions one file holds. Found by walking, a file must be detected (or named like a
+    session); given by name, it is always yielded: loading it reports its error."""
+    if walking:
+        if path.suffix.lower() in _SKIP_SUFFIXES or _loaded_by_parent(path) or path.name.endswith(".cases.yaml"):
+            return
+        try:
+            if path.stat().st_size == 0:
+                return
+        except OSError:
+            return
+        try:
+            fmt, _ = detect(path)
+        except IngestError:
+            if _named_like_session(path):
+                yield Found(path, given)
+            return
+    else:
+        try:
+            fmt, _ = detect(path)
+        except IngestError:
+            yield Found(path, given)
+            return
+    if fmt.NAME == opencode.NAME and _is_database(path):
+        yield from _database_sessions(path, given)
+    else:
+        yield Found(path, given)
+
+
+def _walk(folder: Path, given: Path, exclude: frozenset[Path]) -> Iterator[Found]:
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return
+    subdirs: list[Path] = []
+    for entry in entries:
+        p = Path(entry.path)
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+            is_file = entry.is_file()
+        except OSError:
+            continue
+        if is_dir:
+            if entry.name in _SKIP_DIRS or p.resolve() in exclude or _claude_session_folder(p):
+                continue
+            subdirs.append(p)
+        elif is_file:
+            yield from _file(p, given, walking=True)
+    for sub in subdirs:
+        if _is_storage_root(sub):
+            yield from _storage_sessions(sub, given)
+        else:
+            yield from _walk(sub, given, exclude)
+
+
+def discover_sessions(paths: Iterable[str | Path], exclude: Iterable[str | Path] = (),
+                      exclude_globs: Iterable[str] = ()) -> Iterator[Found]:
+    """Every session under ``paths``, each once, in a stable order (sorted walk of each path).
+
+    ``exclude``: folders not to enter (the batch's own output); ``exclude_globs``: session paths
+    to skip (``[tool.analyzer] exclude``).
+    """
+    skip = frozenset(Path(e).resolve() for e in exclude)
+    globs = list(exclude_globs)
+    seen: set[tuple[Path, str | None]] = set()
+    for given in paths:
+        p = Path(given)
+        if p.is_dir():
+            if _is_storage_root(p):
+                found: Iterator[Found] = _storage_sessions(p, p)
+            elif any(fmt.detect(p, b"") for fmt in FORMATS.values()) and not (p / "storage").is_dir():
+                found = iter([Found(p, p)])  # a folder a format reads whole (Claude Code session folder)
+            else:
+                found = _walk(p, p, skip)
+        else:
+            found = _file(p, p, walking=False)
+        for f in found:
+            key = (f.path.resolve(), f.member)
+            if key in seen or any(fnmatch.fnmatch(str(f.path), g) for g in globs):
+                continue
+            seen.add(key)
+            yield f
 
 
 def discover(paths: Iterable[str | Path]) -> Iterator[Path]:
-    """Every session under ``paths``. A file given by name is always yielded (loading it reports
-    its error); files found by walking are yielded only when some format detects them."""
-    for given in paths:
-        p = Path(given)
-        if not p.is_dir():
-            yield p
+    """Every session under ``paths`` as a path to load. A database holding many sessions is
+    yielded once (loading it reads the most recent); ``discover_sessions`` lists each."""
+    last: Path | None = None
+    for f in discover_sessions(paths):
+        if f.member is not None and f.path == last:
             continue
-        if _folder_format(p):
-            yield p
-            continue
-        for root, dirs, files in os.walk(p):
-            dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
-            here = Path(root)
-            if here != p and _folder_format(here):
-                dirs[:] = []
-                yield here
-                continue
-            for name in sorted(files):
-                f = here / name
-                if f.suffix in _SKIP_SUFFIXES or _loaded_by_parent(f) or name.startswith("."):
-                    continue
-                if f.name.endswith(".cases.yaml"):
-                    continue  # rule cases hold many sessions; `analyzer rules test` runs them
-                try:
-                    detect(f)
-                except IngestError:
-                    continue
-                yield f
+        last = f.path
+        yield f.path

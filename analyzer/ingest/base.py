@@ -289,3 +289,15 @@ _CATEGORIES: dict[str, str] = {
 def categorize(tool_name: str) -> str:
     """The ``ToolEvent.category`` for a tool name from any format (case-insensitive)."""
     return _CATEGORIES.get(tool_name.lower(), "other")
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """A log field that should be an object; {} for anything else (logs drift: never trust types)."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_id(value: Any) -> str | None:
+    """An id or name as text; None for anything that is not a string or number."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return None
+    return str(value)

@@ -44,6 +44,8 @@ import orjson
 from analyzer.events import AssistantEvent, Event, Level, Session, SystemEvent, ToolEvent, UserEvent
 from analyzer.ingest.base import (
     SessionBuilder,
+    as_dict,
+    as_id,
     categorize,
     first_json_line,
     iter_jsonl,
@@ -150,15 +152,6 @@ def detect(path: Path, head: bytes) -> str | None:
 
 # ----------------------------------------------------------------------------------- value parsing
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _str(value: Any) -> str | None:
-    """An id or name as text; None for anything that is not a string or number."""
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        return None
-    return str(value)
 
 
 def _norm(text: str) -> str:
@@ -255,7 +248,7 @@ def read_output(output: Any) -> Outcome:
         if isinstance(doc, dict) and isinstance(doc.get("output"), str) and (
             isinstance(doc.get("metadata"), dict) or "exit_code" in doc
         ):
-            meta = _dict(doc.get("metadata"))
+            meta = as_dict(doc.get("metadata"))
             code = meta.get("exit_code", doc.get("exit_code"))
             return Outcome(doc["output"], code if isinstance(code, int) else None, failed=failed)
     head, body = _split_header(text)
@@ -410,9 +403,9 @@ class _Reader:
             elif kind == "session_meta":
                 self.session_meta(payload)
             elif kind == "turn_context":
-                self.model = _str(payload.get("model")) or self.model
+                self.model = as_id(payload.get("model")) or self.model
                 self.first_model = self.first_model or self.model
-                self.cwd = _str(payload.get("cwd")) or self.cwd
+                self.cwd = as_id(payload.get("cwd")) or self.cwd
                 self.skip()
             elif kind == "compacted":
                 self.add(SystemEvent(subtype="compacted", text=str(payload.get("message") or ""),
@@ -435,11 +428,11 @@ class _Reader:
     def session_meta(self, p: dict[str, Any]) -> None:
         self.skip()
         if "session_id" not in self.b.session:
-            self.b.session["session_id"] = _str(p.get("id")) or _str(p.get("session_id"))
-            self.b.session["cwd"] = _str(p.get("cwd"))
-            if _str(p.get("model")):
-                self.b.session["model"] = _str(p["model"])
-        self.cwd = self.cwd or _str(p.get("cwd"))
+            self.b.session["session_id"] = as_id(p.get("id")) or as_id(p.get("session_id"))
+            self.b.session["cwd"] = as_id(p.get("cwd"))
+            if as_id(p.get("model")):
+                self.b.session["model"] = as_id(p["model"])
+        self.cwd = self.cwd or as_id(p.get("cwd"))
 
     # ---- response items
     def response_item(self, p: dict[str, Any]) -> None:
@@ -455,8 +448,8 @@ class _Reader:
         elif kind in ("function_call_output", "custom_tool_call_output"):
             self.tool_output(p)
         elif kind == "web_search_call":
-            action = _dict(p.get("action"))
-            self.add(ToolEvent(name="web_search", category="other", input=action, ref=_str(p.get("id")),
+            action = as_dict(p.get("action"))
+            self.add(ToolEvent(name="web_search", category="other", input=action, ref=as_id(p.get("id")),
                                line=self.line, ts=self.ts))
         elif kind in _SKIP_ITEMS:
             self.skip()
@@ -473,9 +466,9 @@ class _Reader:
             if not texts:
                 self.skip()
             for text in texts:
-                self.user_text(text, "item", _str(p.get("id")))
+                self.user_text(text, "item", as_id(p.get("id")))
         elif role == "assistant" and texts:
-            self.agent_text("\n".join(texts), "item", _str(p.get("id")))
+            self.agent_text("\n".join(texts), "item", as_id(p.get("id")))
         else:  # developer / system instructions
             self.skip()
 
@@ -486,7 +479,7 @@ class _Reader:
             return
         twin = self.twins.twin("user", text, source)
         if twin is not None:
-            twin.ref = twin.ref or _str(ref)
+            twin.ref = twin.ref or as_id(ref)
             self.skip()
             return
         origin = "meta" if meta or stripped.startswith(_META_PREFIXES) else "prompt"
@@ -496,7 +489,7 @@ class _Reader:
     def agent_text(self, text: str, source: str, ref: str | None) -> None:
         twin = self.twins.twin("agent", text, source)
         if twin is not None:
-            twin.ref = twin.ref or _str(ref)
+            twin.ref = twin.ref or as_id(ref)
             self.skip()
             return
         self.twins.record("agent", text, self.add(
@@ -535,10 +528,10 @@ class _Reader:
 
     def function_call(self, p: dict[str, Any]) -> None:
         name = str(p.get("name") or "?")
-        call_id = _str(p.get("call_id")) or _str(p.get("id"))
+        call_id = as_id(p.get("call_id")) or as_id(p.get("id"))
         args = self._arguments(p)
         ev = ToolEvent(name=name, category=categorize(name), input=args, ref=call_id, line=self.line,
-                       ts=self.ts, cwd=_str(args.get("workdir")) or self.cwd)
+                       ts=self.ts, cwd=as_id(args.get("workdir")) or self.cwd)
         if name in _SHELL_ARG_TOOLS:
             ev.category = "shell"
             ev.command = _argv_command(args.get(_SHELL_ARG_TOOLS[name]))
@@ -553,7 +546,7 @@ class _Reader:
 
     def custom_tool_call(self, p: dict[str, Any]) -> None:
         name = str(p.get("name") or "?")
-        call_id = _str(p.get("call_id")) or _str(p.get("id"))
+        call_id = as_id(p.get("call_id")) or as_id(p.get("id"))
         source = p.get("input")
         ev = ToolEvent(name=name, category=categorize(name), input={"input": source}, ref=call_id,
                        line=self.line, ts=self.ts, cwd=self.cwd)
@@ -569,14 +562,14 @@ class _Reader:
         self.new_call(ev, call_id, commands, code_mode=name == "exec")
 
     def local_shell_call(self, p: dict[str, Any]) -> None:
-        call_id = _str(p.get("call_id")) or _str(p.get("id"))
-        action = _dict(p.get("action"))
+        call_id = as_id(p.get("call_id")) or as_id(p.get("id"))
+        action = as_dict(p.get("action"))
         if call_id in self.calls:  # the call written again with its final status
             self.skip()
             return
         ev = ToolEvent(name="local_shell_call", category="shell", input=action, ref=call_id,
                        command=_argv_command(action.get("command")), line=self.line, ts=self.ts,
-                       cwd=_str(action.get("working_directory")) or self.cwd)
+                       cwd=as_id(action.get("working_directory")) or self.cwd)
         self.new_call(ev, call_id)
 
     def tool_output(self, p: dict[str, Any]) -> None:
@@ -592,7 +585,7 @@ class _Reader:
             return
         out = read_output(p.get("output"))
         call.answered = True
-        ev.result_line, ev.result_ts, ev.result_ref = self.line, self.ts, _str(p.get("id"))
+        ev.result_line, ev.result_ts, ev.result_ref = self.line, self.ts, as_id(p.get("id"))
         if call in self.open_scripts:
             self.open_scripts.remove(call)
         if out.running and ev.category == "shell":
@@ -616,14 +609,14 @@ class _Reader:
         elif kind == "agent_message":
             self.agent_text(str(p.get("message") or ""), "event", None)
         elif kind == "item_completed":
-            item = _dict(p.get("item"))
+            item = as_dict(p.get("item"))
             itype = str(item.get("type", "")).replace("_", "").lower()
             if itype == "commandexecution":
                 self.command_execution(item, None)
             elif itype == "agentmessage":
-                self.agent_text(_texts(item.get("content")), "completed", _str(item.get("id")))
+                self.agent_text(_texts(item.get("content")), "completed", as_id(item.get("id")))
             elif itype == "usermessage":
-                self.user_text(_texts(item.get("content")), "completed", _str(item.get("id")))
+                self.user_text(_texts(item.get("content")), "completed", as_id(item.get("id")))
             else:
                 self.skip()
         elif kind == "exec_command_end":
@@ -659,7 +652,7 @@ class _Reader:
         pid = item.get("process_id", item.get("processId"))
         pid = None if pid is None else str(pid)
         source = str(item.get("source") or "").replace("_", "").lower()
-        cwd = _str(item.get("cwd"))
+        cwd = as_id(item.get("cwd"))
         if cwd is not None and cwd.startswith("file://"):
             cwd = cwd[len("file://"):]
 
@@ -671,7 +664,7 @@ class _Reader:
                 return
             ev = ToolEvent(name="CommandExecution", category="shell", command=command, input=item,
                            output=output, exit_code=exit_code, is_error=exit_code not in (None, 0),
-                           by_user=True, ref=_str(item.get("id")), line=self.line, ts=self.ts, cwd=cwd)
+                           by_user=True, ref=as_id(item.get("id")), line=self.line, ts=self.ts, cwd=cwd)
             self.twins.record("ushell", command, self.add(ev))
             return
 
@@ -680,7 +673,7 @@ class _Reader:
             exit_code is not None or status in ("failed", "killed", "interrupted")
         ):  # the end of a process an earlier call left running ("completed" with no exit: still alive)
             self.add(SystemEvent(subtype="task-notification", task_id=pid, exit_code=exit_code,
-                                 status=status or None, text=command or "", ref=_str(item.get("id")),
+                                 status=status or None, text=command or "", ref=as_id(item.get("id")),
                                  line=self.line, ts=self.ts))
             return
         call = self._match_execution(call_id or item.get("call_id") or item.get("id"), command, pid, source)
@@ -693,7 +686,7 @@ class _Reader:
             name="CommandExecution", category="task_output" if interaction else "shell",
             command=None if interaction else command, input=item, output=output, exit_code=exit_code,
             is_error=exit_code not in (None, 0) or status in ("failed", "declined"),
-            task_id=pid if interaction else None, ref=_str(item.get("id")), line=self.line, ts=self.ts, cwd=cwd,
+            task_id=pid if interaction else None, ref=as_id(item.get("id")), line=self.line, ts=self.ts, cwd=cwd,
         ))
 
     def _merge_execution(self, call: _Call, command: str | None, output: str | None,

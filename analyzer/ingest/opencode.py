@@ -43,7 +43,7 @@ from typing import Any, Protocol
 import orjson
 
 from analyzer.events import AssistantEvent, Level, Session, SystemEvent, ToolEvent, UserEvent
-from analyzer.ingest.base import HEAD_BYTES, IngestError, SessionBuilder, categorize, parse_ts
+from analyzer.ingest.base import HEAD_BYTES, IngestError, SessionBuilder, as_dict, as_id, categorize, parse_ts
 
 NAME = "opencode"
 DESCRIPTION = "opencode: `opencode export` JSON, [{info, parts}] arrays, the storage folder, opencode.db"
@@ -106,19 +106,10 @@ class _Store(Protocol):
     def messages(self, session_id: str, b: SessionBuilder) -> list[Message]: ...
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _str(value: Any) -> str | None:
-    """An id or name as text; None for anything that is not a string or number."""
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        return None
-    return str(value)
 
 
 def _ref(info: dict[str, Any]) -> SessionRef:
-    t = _dict(info.get("time"))
+    t = as_dict(info.get("time"))
     return SessionRef(str(info.get("id")), info.get("title"), info.get("parentID"),
                       parse_ts(t.get("updated") or t.get("created")), info.get("directory"))
 
@@ -432,17 +423,17 @@ class _Emitter:
 
     def _user_part(self, msg: Message, part: Part, agent: str, created: datetime | None) -> bool:
         d = part.data
-        kind = _str(d.get("type"))
+        kind = as_id(d.get("type"))
         if kind == "text":
             text = str(d.get("text") or "")
             # a sub-agent's prompt was written by the parent agent, not typed by the user
             origin = "meta" if d.get("synthetic") or agent != "main" else "prompt"
-            self.b.add(UserEvent(text=text, origin=origin, ref=_str(d.get("id")), ts=created,
+            self.b.add(UserEvent(text=text, origin=origin, ref=as_id(d.get("id")), ts=created,
                                  **self._common(msg, part, agent)))
             return bool(d.get("synthetic")) and text.strip() == USER_SHELL_MARKER
         if kind == "compaction":
             self.b.add(SystemEvent(subtype="compaction", text="auto" if d.get("auto") else "",
-                                   ref=_str(d.get("id")), ts=created, **self._common(msg, part, agent)))
+                                   ref=as_id(d.get("id")), ts=created, **self._common(msg, part, agent)))
         elif kind in _SKIPPED_PARTS:
             self.b.skipped += 1
         else:
@@ -451,26 +442,26 @@ class _Emitter:
 
     def _bad_part(self, msg: Message, part: Part, exc: Exception) -> None:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        self.b.diag(Level.error, f"unreadable {_str(part.data.get('type')) or ''} part ({reason}); skipped",
+        self.b.diag(Level.error, f"unreadable {as_id(part.data.get('type')) or ''} part ({reason}); skipped",
                     msg.line, part.source)
 
     def _unknown_part(self, msg: Message, part: Part) -> None:
         self.b.skipped += 1
-        self.b.diag(Level.info, f"part of unknown type {_str(part.data.get('type'))!r} skipped", msg.line,
+        self.b.diag(Level.info, f"part of unknown type {as_id(part.data.get('type'))!r} skipped", msg.line,
                     part.source)
 
     def assistant(self, msg: Message, agent: str, by_user: bool) -> None:
         self.b.skipped += 1
         info = msg.info
-        model = _str(info.get("modelID")) or _str(_dict(info.get("model")).get("modelID")) or None
-        cwd = _str(_dict(info.get("path")).get("cwd"))
+        model = as_id(info.get("modelID")) or as_id(as_dict(info.get("model")).get("modelID")) or None
+        cwd = as_id(as_dict(info.get("path")).get("cwd"))
         created = _time(info.get("time"), "created")
         parts = msg.parts
         thinking: list[str] = []
         for i, part in enumerate(parts):
             self.b.records += 1
             d = part.data
-            kind = _str(d.get("type"))
+            kind = as_id(d.get("type"))
             try:
                 ts = _time(d.get("time"), "start") or created
                 if kind == "reasoning":
@@ -483,12 +474,12 @@ class _Emitter:
                         continue
                     # reasoning with no text after it in this message: keep it as a silent turn
                     self.b.add(AssistantEvent(text="", thinking="\n\n".join(thinking), model=model,
-                                              ref=_str(d.get("id")), ts=ts, **self._common(msg, part, agent)))
+                                              ref=as_id(d.get("id")), ts=ts, **self._common(msg, part, agent)))
                     thinking = []
                 elif kind == "text":
                     self.b.add(AssistantEvent(text=str(d.get("text") or ""),
                                               thinking="\n\n".join(thinking) or None, model=model,
-                                              ref=_str(d.get("id")), ts=ts, **self._common(msg, part, agent)))
+                                              ref=as_id(d.get("id")), ts=ts, **self._common(msg, part, agent)))
                     thinking = []
                 elif kind == "tool":
                     ev = self.tool(msg, part, agent, cwd, by_user)
@@ -502,17 +493,17 @@ class _Emitter:
                     self._unknown_part(msg, part)
             except _BAD_DATA as exc:
                 self._bad_part(msg, part, exc)
-        err = _dict(info.get("error"))
+        err = as_dict(info.get("error"))
         if err:
             name = str(err.get("name") or "error")
-            text = str(_dict(err.get("data")).get("message") or err.get("message") or name)
+            text = str(as_dict(err.get("data")).get("message") or err.get("message") or name)
             done = _time(info.get("time"), "completed") or created
             if name == "MessageAbortedError":
                 self.b.add(UserEvent(text=f"[{name}] {text}" if text != name else f"[{name}]",
-                                     origin="interrupt", ref=_str(info.get("id")), ts=done,
+                                     origin="interrupt", ref=as_id(info.get("id")), ts=done,
                                      **self._common(msg, None, agent)))
             else:
-                self.b.add(SystemEvent(subtype="api_error", text=f"{name}: {text}", ref=_str(info.get("id")),
+                self.b.add(SystemEvent(subtype="api_error", text=f"{name}: {text}", ref=as_id(info.get("id")),
                                        ts=done, **self._common(msg, None, agent)))
 
     def _child(self, session_id: str | None) -> dict[str, Any] | None:
@@ -526,22 +517,22 @@ class _Emitter:
 
     def tool(self, msg: Message, part: Part, agent: str, cwd: str | None, by_user: bool) -> ToolEvent:
         d = part.data
-        name = _str(d.get("tool")) or "?"
-        state = _dict(d.get("state"))
+        name = as_id(d.get("tool")) or "?"
+        state = as_dict(d.get("state"))
         status = state.get("status")
-        inp = _dict(state.get("input"))
-        meta = _dict(state.get("metadata")) or _dict(d.get("metadata"))
+        inp = as_dict(state.get("input"))
+        meta = as_dict(state.get("metadata")) or as_dict(d.get("metadata"))
         times = state.get("time")
         ev = ToolEvent(
-            name=name, category=categorize(name), input=inp, ref=_str(d.get("callID")) or _str(d.get("id")),
+            name=name, category=categorize(name), input=inp, ref=as_id(d.get("callID")) or as_id(d.get("id")),
             ts=_time(times, "start") or _time(msg.info.get("time"), "created"),
-            cwd=_str(inp.get("workdir")) or cwd, by_user=by_user, **self._common(msg, part, agent),
+            cwd=as_id(inp.get("workdir")) or cwd, by_user=by_user, **self._common(msg, part, agent),
         )
         if ev.category == "shell" and isinstance(inp.get("command"), str):
             ev.command = inp["command"]
         if status == "completed":
             out = state.get("output")
-            ev.output = out if isinstance(out, str) else _str(meta.get("output"))
+            ev.output = out if isinstance(out, str) else as_id(meta.get("output"))
             code = meta.get("exit")
             ev.exit_code = code if isinstance(code, int) else None
             ev.is_error = ev.exit_code not in (None, 0) if ev.category == "shell" else False
@@ -590,7 +581,7 @@ def _open(path: Path) -> tuple[_Store, str | None]:
         raise IngestError(path, f"not valid JSON ({str(exc).splitlines()[0]})",
                           line=getattr(exc, "lineno", None)) from exc
     if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
-        info = _dict(doc.get("info"))
+        info = as_dict(doc.get("info"))
         if not info.get("id"):
             info = {**info, "id": _first_session_id(doc["messages"]) or "?"}
         return _JsonStore(info, doc["messages"], path), str(info["id"])
@@ -607,7 +598,7 @@ def _open(path: Path) -> tuple[_Store, str | None]:
 
 def _first_session_id(messages: list[Any]) -> str | None:
     for m in messages:
-        sid = _dict(_dict(m).get("info")).get("sessionID")
+        sid = as_dict(as_dict(m).get("info")).get("sessionID")
         if isinstance(sid, str):
             return sid
     return None
@@ -653,8 +644,8 @@ def load_session(path: Path, session_id: str | None) -> Session:
     if wanted is None and others:
         b.diag(Level.info, f"{len(infos)} sessions here; loaded the most recently updated, {info['id']} "
                            "(list_sessions() / load_session() read the others)")
-    model = _str(_dict(info.get("model")).get("id"))
-    directory = _str(info.get("directory"))
+    model = as_id(as_dict(info.get("model")).get("id"))
+    directory = as_id(info.get("directory"))
     for ev in b.events:
         if isinstance(ev, AssistantEvent) and ev.model and ev.agent == "main":
             model = model or ev.model

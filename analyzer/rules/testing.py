@@ -17,7 +17,6 @@ and line, not just the first.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,15 +33,15 @@ def rules_in(folder: str | Path | None = None) -> RuleSet:
     return ruleset
 
 
-def rule_case_params(folder: str | Path | None = None) -> Iterator[Any]:
-    """pytest parameters, one per rule of ``folder`` (ids are rule names)."""
+def rule_case_params(folder: str | Path | None = None) -> list[Any]:
+    """pytest parameters, one per rule of ``folder`` (ids are rule names). A rule that fails to
+    load fails the collection, with the loader's message."""
     import pytest
 
     ruleset = rules_in(folder)
     if ruleset.warnings:
         raise AssertionError("rules failed to load:\n" + "\n".join(ruleset.warnings))
-    for name, lr in sorted(ruleset.rules.items()):
-        yield pytest.param(lr, id=name)
+    return [pytest.param(lr, id=name) for name, lr in sorted(ruleset.rules.items())]
 
 
 def check_rule_cases(rule: LoadedRule, require_both: bool = True) -> CaseReport:

@@ -9,7 +9,7 @@
   found as the database plus a ``member`` id; sub-agent (child) sessions load with their parent;
 * ``*.session.yaml`` fixtures (never ``*.cases.yaml``: rule cases hold many sessions).
 
-Files named like a session of some layout that no format reads (a garbled ``rollout-*.jsonl``) are
+Files named like a session that no format reads (a garbled ``rollout-*.jsonl``, any JSONL) are
 found too, so that loading them reports why; other unreadable files are skipped quietly.
 """
 
@@ -70,16 +70,20 @@ def _is_storage_root(folder: Path) -> bool:
     return (folder / "session").is_dir() and (folder / "message").is_dir()
 
 
+_HARNESS_FILES = frozenset({(".claude", "history.jsonl"), (".codex", "history.jsonl")})
+"""JSONL files harnesses keep beside their sessions that are not sessions (prompt histories)."""
+
+
 def _named_like_session(path: Path) -> bool:
-    """The name says a harness wrote it as a session: worth reporting when no format reads it."""
+    """The name says it is a session log (any JSONL: most agents write JSONL): worth reporting
+    when no format reads it, instead of leaving it out without a word."""
     name = path.name
+    if (path.parent.name, name) in _HARNESS_FILES:
+        return False
     return (
-        name.endswith(".session.yaml")
-        or path.suffix in (".traj", ".cast")
-        or (name.startswith("rollout-") and path.suffix == ".jsonl")
-        or name.endswith(".aider.chat.history.md")
-        or (path.parent.parent.name == "projects" and path.suffix == ".jsonl")
-        or (path.parent.name == "chats" and name.startswith("session-") and path.suffix in (".json", ".jsonl"))
+        path.suffix in (".jsonl", ".traj", ".cast")
+        or name.endswith((".session.yaml", ".aider.chat.history.md"))
+        or (path.parent.name == "chats" and name.startswith("session-") and path.suffix == ".json")
     )
 
 

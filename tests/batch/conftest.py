@@ -1,13 +1,16 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from click.testing import CliRunner
 
+from analyzer.batch import signature
 from analyzer.cli import main
 from tests.conftest import FIXTURES
 
@@ -65,3 +68,14 @@ def session_yaml(path: Path, start: str | None = None, command: str = "nohup uvi
     path.write_text(f"agent: claude-code\n{head}events:\n  - user: Start the API on port 8000\n"
                     f"  - bash: {command}\n  - assistant: Started.\n", encoding="utf-8")
     return path
+
+
+@pytest.fixture(autouse=True, scope="session")
+def stable_code_stamp() -> Iterator[None]:
+    """Other people edit the checkout while these tests run; an edit changes the code stamp and
+    would empty the cache between two runs of a test. Only the version counts here."""
+    import analyzer
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(signature, "code_stamp", lambda templates: {"version": analyzer.__version__})
+        yield

@@ -125,3 +125,10 @@ def test_a_file_given_by_name_is_listed_even_if_unreadable(tmp_path: Path) -> No
 def test_each_session_once_when_paths_overlap(tmp_path: Path) -> None:
     a = session_yaml(tmp_path / "x" / "a.session.yaml")
     assert [f.path for f in discover_sessions([tmp_path, tmp_path / "x", a])] == [a]
+
+
+def test_unknown_jsonl_is_listed_so_that_loading_says_why(tmp_path: Path) -> None:
+    (tmp_path / "export.jsonl").write_text('{"kind": "custom", "text": "hi"}\n')
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "history.jsonl").write_text('{"display": "hi", "project": "/p"}\n')  # prompts
+    assert rels(tmp_path) == ["export.jsonl"]

@@ -1,0 +1,104 @@
+"""``index.html``: every session of a batch run in a sortable table, totals per rule and findings
+over time, from ``reports/index.html.j2`` (autoescaped, self-contained, CSP by hash)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import jinja2
+
+from analyzer import __version__
+from analyzer.batch.chart import build_chart
+from analyzer.batch.job import SessionResult
+from analyzer.batch.results import SEVERITIES, BatchRun, when
+
+TEMPLATE = "index.html.j2"
+
+
+def templates_dir() -> Path:
+    """The report templates: inside the installed package, else the source tree's ``reports/``."""
+    here = Path(__file__).resolve().parent.parent
+    packaged = here / "_data" / "reports"
+    return packaged if (packaged / TEMPLATE).is_file() else here.parent / "reports"
+
+
+def csp_hash(text: object) -> str:
+    """``sha256-…`` of an inline ``<style>``/``<script>`` body, for the Content-Security-Policy."""
+    digest = hashlib.sha256(str(text).encode("utf-8")).digest()
+    return "sha256-" + base64.b64encode(digest).decode("ascii")
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    s = round(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m {s % 60:02d}s"
+    return f"{s // 3600}h {s % 3600 // 60:02d}m"
+
+
+def _row(r: SessionResult, error_id: int | None) -> dict[str, Any]:
+    date = when(r)
+    secs = None
+    if r.started and r.ended:
+        secs = (datetime.fromisoformat(r.ended) - datetime.fromisoformat(r.started)).total_seconds()
+    counts = {s: sum(f["severity"] == s for f in r.findings) for s in SEVERITIES}
+    return {
+        "session": r.session,
+        "date": (date.strftime("%Y-%m-%d %H:%M") + ("" if r.started else " (file)")) if date else "",
+        "date_sort": date.astimezone(UTC).isoformat() if date else "",
+        "agent": r.agent or "",
+        "format": r.format or "",
+        "duration": duration(secs),
+        "duration_sort": "" if secs is None else f"{secs:.0f}",
+        "events": r.events,
+        "counts": counts,
+        "href": quote(r.report) if r.report else None,
+        "failed": r.status != "ok",
+        "error": r.error,
+        "error_id": error_id,
+    }
+
+
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
+    env.filters["csp_hash"] = csp_hash
+    return env
+
+
+def render_index(run: BatchRun, roots: list[str]) -> str:
+    rows: list[dict[str, Any]] = []
+    failures: list[dict[str, Any]] = []
+    for r in run.results:
+        row = _row(r, len(failures) + 1 if r.status != "ok" else None)
+        rows.append(row)
+        if row["failed"]:
+            failures.append(row)
+    return environment().get_template(TEMPLATE).render(
+        roots=roots,
+        since=run.since.isoformat() if run.since else None,
+        totals={"sessions": len(run.results), "findings": sum(len(r.findings) for r in run.results),
+                "failed": len(run.failed), "analyzed": run.analyzed, "cached": run.cached,
+                "filtered": run.filtered},
+        by_severity=run.by_severity(),
+        severity_rank={s: len(SEVERITIES) - i for i, s in enumerate(SEVERITIES)},
+        rules=run.per_rule(),
+        chart=build_chart(run.results),
+        rows=rows,
+        failures=failures,
+        reports_note=run.reports_note,
+        version=__version__,
+        generated=run.started_at.strftime("%Y-%m-%d %H:%M UTC"),
+    )

@@ -1,0 +1,99 @@
+"""A finished batch run: the listed sessions and the totals every output shows."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from analyzer.batch.job import SessionResult
+from analyzer.rules.api import Severity
+
+SEVERITIES = [s.value for s in sorted(Severity, key=lambda s: -s.rank)]
+"""high, medium, low."""
+
+
+def finding_order(f: dict[str, Any]) -> tuple[int, str, str, str]:
+    """Anchor index, then rule (then fingerprint and message, so ties have an order too)."""
+    return (f["anchor"]["index"], f["rule"], f.get("fingerprint") or "", f["message"])
+
+
+def session_order(r: SessionResult) -> tuple[str, str]:
+    return (r.path, r.member or "")
+
+
+def when(r: SessionResult) -> datetime | None:
+    """The session's date: its first event's time, else its file's modification time."""
+    if r.started:
+        return datetime.fromisoformat(r.started)
+    if r.mtime_ns is not None:
+        return datetime.fromtimestamp(r.mtime_ns / 1e9, tz=UTC)
+    return None
+
+
+def last_activity(r: SessionResult) -> datetime | None:
+    """Its last event's time, else its file's modification time (for ``--since``)."""
+    if r.ended:
+        return datetime.fromisoformat(r.ended)
+    if r.mtime_ns is not None:
+        return datetime.fromtimestamp(r.mtime_ns / 1e9, tz=UTC)
+    return None
+
+
+@dataclass
+class RuleTotal:
+    rule: str
+    severity: str
+    findings: int = 0
+    sessions: int = 0
+
+
+@dataclass
+class BatchRun:
+    results: list[SessionResult]
+    """The listed sessions, in session order."""
+    analyzed: int = 0
+    """Sessions analyzed in this run (the rest came from the cache)."""
+    cached: int = 0
+    filtered: int = 0
+    """Sessions left out by ``--since``."""
+    engine_loads: int = 0
+    """Times a worker process loaded rules and catalog."""
+    workers: int = 0
+    """Processes that analyzed sessions."""
+    jobs: int = 1
+    seconds: float = 0.0
+    since: datetime | None = None
+    reports: str = "html"
+    reports_note: str | None = None
+    """Why no reports were written, when none were."""
+    rules: list[str] = field(default_factory=list)
+    """The rules that ran."""
+    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    def __post_init__(self) -> None:
+        self.results.sort(key=session_order)
+
+    @property
+    def failed(self) -> list[SessionResult]:
+        return [r for r in self.results if r.status != "ok"]
+
+    def findings(self) -> list[tuple[SessionResult, dict[str, Any]]]:
+        """Every finding with its session, in the stable findings.jsonl order."""
+        return [(r, f) for r in self.results for f in sorted(r.findings, key=finding_order)]
+
+    def by_severity(self) -> dict[str, int]:
+        counts = Counter(f["severity"] for r in self.results for f in r.findings)
+        return {s: counts.get(s, 0) for s in SEVERITIES}
+
+    def per_rule(self) -> list[RuleTotal]:
+        totals: dict[str, RuleTotal] = {}
+        for r in self.results:
+            for rule in sorted({f["rule"] for f in r.findings}):
+                sev = next(f["severity"] for f in r.findings if f["rule"] == rule)
+                t = totals.setdefault(rule, RuleTotal(rule, sev))
+                t.sessions += 1
+                t.findings += sum(f["rule"] == rule for f in r.findings)
+        ranks = {s: i for i, s in enumerate(SEVERITIES)}
+        return sorted(totals.values(), key=lambda t: (ranks.get(t.severity, 9), -t.findings, t.rule))

@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from analyzer.batch.core import BatchError, BatchOptions, run_batch
+from analyzer.batch.progress import for_stream
+from analyzer.batch.results import BatchRun
+from analyzer.batch.runner import default_jobs
+from analyzer.cli._common import fail
+from analyzer.config import ConfigError, load_config
+from analyzer.rules.engine import SelectionError
+
+_SHOWN_FAILURES = 10
+
+
+def _split(values: tuple[str, ...]) -> list[str] | None:
+    out = [v.strip() for item in values for v in item.split(",") if v.strip()]
+    return out or None
+
+
+def parse_since(value: str) -> datetime:
+    """``2026-03-01`` (midnight UTC) or an ISO time; without an offset it is UTC."""
+    try:
+        dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a date (YYYY-MM-DD) or ISO time") from None
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+
+
+def _since(ctx: click.Context, param: click.Parameter, value: str | None) -> datetime | None:
+    return parse_since(value) if value else None
+
+
+def summary_text(run: BatchRun, out: Path) -> str:
+    sev = run.by_severity()
+    total = sum(sev.values())
+    lines = [
+        f"analyzer batch: {len(run.results)} session(s) in {run.seconds:.1f} s "
+        f"({run.analyzed} analyzed, {run.cached} from the cache), {len(run.failed)} failed"
+        + (f", {run.filtered} left out by --since" if run.filtered else ""),
+        f"findings: {total}" + (" (" + ", ".join(f"{s} {n}" for s, n in sev.items()) + ")" if total else ""),
+    ]
+    reports = sum(r.report is not None for r in run.results)
+    wrote = [str(out / "index.html"), str(out / "findings.jsonl"), str(out / "summary.json")]
+    if reports:
+        wrote.append(f"{reports} report(s) in {out / 'sessions'}")
+    lines.append("wrote " + ", ".join(wrote))
+    if run.reports_note:
+        lines.append(run.reports_note)
+    if run.failed:
+        lines.append("failed:")
+        lines += [f"  {r.session}: {r.error}" for r in run.failed[:_SHOWN_FAILURES]]
+        if len(run.failed) > _SHOWN_FAILURES:
+            lines.append(f"  … {len(run.failed) - _SHOWN_FAILURES} more in {out / 'summary.json'}")
+    return "\n".join(lines)
+
+
+@click.command("batch")
+@click.argument("dirs", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("-o", "--output", "out", required=True, type=click.Path(file_okay=False),
+              help="Output folder: sessions/*.html, index.html, findings.jsonl, summary.json, .cache.json.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+              help="Worker processes [default: the number of cores]; 1 runs in this process.")
+@click.option("--since", metavar="DATE", callback=_since, default=None,
+              help="Only sessions whose last event (else file time) is on or after DATE (YYYY-MM-DD or ISO time, UTC).")
+@click.option("--no-redact", is_flag=True, help="Show secrets in the reports instead of [REDACTED].")
+@click.option("--format-reports", type=click.Choice(["html", "none"]), default="html", show_default=True,
+              help="One report per session, or none (index and findings only).")
+@click.option("--select", multiple=True, metavar="RULES", help="Only these rules or groups (comma-separated).")
+@click.option("--ignore", multiple=True, metavar="RULES", help="Skip these rules or groups (comma-separated).")
+@click.option("--rules-dir", multiple=True, type=click.Path(file_okay=False), help="Extra folder of rules.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="Config file (default: analyzer.toml or pyproject.toml found upwards).")
+def command(dirs: tuple[str, ...], out: str, jobs: int | None, since: datetime | None, no_redact: bool,
+            format_reports: str, select: tuple[str, ...], ignore: tuple[str, ...], rules_dir: tuple[str, ...],
+            config_path: str | None) -> None:
+    """Analyze every session under DIRS: one HTML report each, index.html, findings.jsonl and
+    summary.json in OUT. Sessions whose files did not change since the last run into OUT are
+    taken from its cache.
+
+    Exit status: 0 when the batch ran (findings or failed sessions included), 2 on usage errors or
+    when DIRS hold no session.
+    """
+    try:
+        config = load_config(Path(config_path) if config_path else None)
+        options = BatchOptions(
+            paths=list(dirs), out=Path(out), jobs=jobs or default_jobs(), since=since,
+            reports=format_reports == "html", redact=not no_redact, config=config,
+            select=_split(select), ignore=_split(ignore), rules_dirs=list(rules_dir),
+        )
+        run = run_batch(options, for_stream(sys.stderr))
+    except (BatchError, ConfigError, SelectionError) as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        click.echo("analyzer batch: interrupted; finished sessions are cached for the next run", err=True)
+        sys.exit(130)
+    click.echo(summary_text(run, Path(out)))

@@ -1,0 +1,392 @@
+"""``analyzer batch`` end to end: outputs, agreement with ``check``, cache, parallelism, failures,
+names, ``--since``, exit codes."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import re
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from analyzer.batch import core, job
+from analyzer.batch.core import BatchOptions, run_batch
+from analyzer.ingest.discover import discover_sessions
+from tests.conftest import FIXTURES
+
+from .conftest import SGLANG, SGLANG_AGENT, SGLANG_SID, Run, batch, cli, copy, session_yaml
+
+
+@pytest.fixture(scope="module")
+def fixtures_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    """``analyzer batch fixtures/ -o OUT --jobs 2``, run once for the tests that only read it."""
+    out = tmp_path_factory.mktemp("batch") / "out"
+    run = batch(FIXTURES, out=out, jobs=2)
+    assert run.code == 0, run.stderr
+    return run
+
+
+@pytest.fixture(scope="module")
+def check_doc() -> dict[str, Any]:
+    run = cli("check", str(FIXTURES), "--format", "json")
+    assert run.code == 1  # the seeds have findings
+    doc: dict[str, Any] = orjson.loads(run.stdout)
+    return doc
+
+
+def without_session(f: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in f.items() if k != "session"}
+
+
+def by_anchor(fs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(fs, key=lambda f: (f["anchor"]["index"], f["rule"], f["fingerprint"]))
+
+
+# ------------------------------------------------------------------------------------------ outputs
+
+def test_every_fixture_session_is_listed_once(fixtures_run: Run) -> None:
+    s = fixtures_run.summary()
+    expected = sorted(str(f.path) for f in discover_sessions([FIXTURES]))
+    assert sorted(fixtures_run.status()) == expected
+    assert len(expected) >= 30
+    assert (s["sessions"], s["analyzed"], s["cached"], s["failed"]) == (len(expected), len(expected), 0, 0)
+    assert s["errors"] == [] and s["version"] == "0.1.0"
+    assert f"analyzer batch: {len(expected)} session(s)" in fixtures_run.stdout
+    # the sub-agent file of the sglang session is not a session of its own
+    assert not any("subagents" in name for name in fixtures_run.status())
+
+
+def test_findings_equal_check_json_per_session(fixtures_run: Run, check_doc: dict[str, Any]) -> None:
+    from_check = {s["path"]: by_anchor(s["findings"]) for s in check_doc["sessions"]}
+    from_batch: dict[str, list[dict[str, Any]]] = {}
+    for f in fixtures_run.findings():
+        from_batch.setdefault(f["session"], []).append(without_session(f))
+    assert set(from_check) == set(fixtures_run.status())
+    assert {p: fs for p, fs in from_check.items() if fs} == {p: by_anchor(fs) for p, fs in from_batch.items()}
+    assert sum(map(len, from_check.values())) == fixtures_run.summary()["findings"] > 0
+
+
+def test_findings_jsonl_order_is_session_then_anchor_then_rule(fixtures_run: Run) -> None:
+    keys = [(f["session"], f["anchor"]["index"], f["rule"]) for f in fixtures_run.findings()]
+    assert keys == sorted(keys)
+    first = fixtures_run.findings()[0]
+    assert list(first)[:3] == ["session", "rule", "severity"]
+
+
+def test_summary_totals_per_rule_and_severity(fixtures_run: Run) -> None:
+    s = fixtures_run.summary()
+    findings = fixtures_run.findings()
+    per_rule: dict[str, int] = {}
+    for f in findings:
+        per_rule[f["rule"]] = per_rule.get(f["rule"], 0) + 1
+    assert {r: t["findings"] for r, t in s["rules"].items()} == per_rule
+    assert s["by_severity"] == {sev: sum(f["severity"] == sev for f in findings) for sev in ("high", "medium", "low")}
+    seed002 = fixtures_run.status()[str(FIXTURES / "seeds" / "002-restart-30001-teardown.session.yaml")]
+    assert seed002["findings"] == 3 and seed002["format"] == "fixture" and seed002["status"] == "ok"
+
+
+def test_one_report_per_session_linked_from_the_index(fixtures_run: Run) -> None:
+    pytest.importorskip("analyzer.report.html")
+    assert fixtures_run.out is not None
+    index = (fixtures_run.out / "index.html").read_text()
+    reports = sorted((fixtures_run.out / "sessions").iterdir())
+    assert len(reports) == fixtures_run.summary()["sessions"]
+    for name, st in fixtures_run.status().items():
+        assert st["report"] and (fixtures_run.out / st["report"]).is_file(), name
+        assert f'href="{st["report"]}"' in index
+    assert all(p.read_text().lstrip().lower().startswith("<!doctype html") for p in reports)
+
+
+def test_index_is_self_contained_with_csp_hashes(fixtures_run: Run) -> None:
+    assert fixtures_run.out is not None
+    html = (fixtures_run.out / "index.html").read_text()
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html)
+    assert csp and "default-src 'none'" in csp.group(1)
+    for tag in ("style", "script"):
+        body = re.search(rf"<{tag}>(.*?)</{tag}>", html, re.S)
+        assert body is not None
+        digest = base64.b64encode(hashlib.sha256(body.group(1).encode()).digest()).decode()
+        assert f"{tag}-src 'sha256-{digest}'" in csp.group(1)
+    assert not re.search(r'(?:src|href)="(?:https?:)?//', html)  # nothing fetched from the network
+    rows = re.findall(r"<tr(?: class=\"failed\")?>\s*<td class=\"session\"", html)
+    assert len(rows) == fixtures_run.summary()["sessions"]
+    assert "<svg" in html and "Findings over time" in html
+    assert html.count("<code>over-broad-kill</code>") == 1
+
+
+def test_plain_progress_when_not_a_terminal(fixtures_run: Run) -> None:
+    n = fixtures_run.summary()["sessions"]
+    lines = [ln for ln in fixtures_run.stderr.splitlines() if ln.startswith("batch: ")]
+    assert lines and lines[-1].startswith(f"batch: {n}/{n} sessions analyzed, 0 failed")
+    assert len(lines) <= 11
+
+
+# ---------------------------------------------------------------------------------- cache, jobs
+
+def test_second_run_analyzes_nothing_and_gives_the_same_bytes(fixtures_run: Run, tmp_path: Path) -> None:
+    assert fixtures_run.out is not None
+    out = tmp_path / "out"
+    shutil.copytree(fixtures_run.out, out)
+    again = batch(FIXTURES, out=out, jobs=2)
+    s = again.summary()
+    assert (s["analyzed"], s["cached"], s["sessions"]) == (0, s["sessions"], fixtures_run.summary()["sessions"])
+    assert (out / "findings.jsonl").read_bytes() == (fixtures_run.out / "findings.jsonl").read_bytes()
+    assert [st["report"] for st in s["session_status"]] == \
+        [st["report"] for st in fixtures_run.summary()["session_status"]]
+    assert "(0 analyzed, " in again.stdout
+
+
+def test_jobs_1_and_2_give_identical_findings(fixtures_run: Run, tmp_path: Path) -> None:
+    assert fixtures_run.out is not None
+    one = batch(FIXTURES, out=tmp_path / "one", jobs=1, extra=("--format-reports", "none"))
+    assert one.code == 0
+    assert (tmp_path / "one" / "findings.jsonl").read_bytes() == (fixtures_run.out / "findings.jsonl").read_bytes()
+    assert one.summary()["workers"] == 1 and fixtures_run.summary()["workers"] == 2
+    # rules and catalog load at most once per worker process, never per session
+    assert fixtures_run.summary()["engine_loads"] <= fixtures_run.summary()["workers"]
+
+
+def small_tree(root: Path) -> dict[str, Path]:
+    return {
+        "claude": copy(SGLANG, root / "proj" / f"{SGLANG_SID}.jsonl"),
+        "agent": copy(SGLANG_AGENT, root / "proj" / SGLANG_SID / "subagents" / "agent-a3f9c21.jsonl"),
+        "seed": copy(FIXTURES / "seeds" / "001-relaunch-after-ready.session.yaml", root / "seeds" / "001.session.yaml"),
+        "codex": copy(FIXTURES / "codex" / "rollout-flat-legacy-sglang.jsonl", root / "codex" / "rollout-1.jsonl"),
+    }
+
+
+def analyzed(run: Run) -> list[str]:
+    return sorted(Path(name).name for name, st in run.status().items() if not st["cached"])
+
+
+def test_a_changed_file_or_sub_agent_file_is_analyzed_again(tmp_path: Path) -> None:
+    files = small_tree(tmp_path / "in")
+    out = tmp_path / "out"
+    assert analyzed(batch(tmp_path / "in", out=out)) == ["001.session.yaml", f"{SGLANG_SID}.jsonl", "rollout-1.jsonl"]
+    assert analyzed(batch(tmp_path / "in", out=out)) == []
+    with files["seed"].open("a") as fh:
+        fh.write("  - user: Ready\n")
+    run = batch(tmp_path / "in", out=out)
+    assert analyzed(run) == ["001.session.yaml"]
+    assert run.status()[str(files["seed"])]["events"] == 20
+    os.utime(files["agent"], ns=(1, 1))  # only the sub-agent file changed: its parent session is read again
+    assert analyzed(batch(tmp_path / "in", out=out)) == [f"{SGLANG_SID}.jsonl"]
+    copy(SGLANG_AGENT, tmp_path / "in" / "proj" / SGLANG_SID / "subagents" / "agent-b000001.jsonl")
+    assert analyzed(batch(tmp_path / "in", out=out)) == [f"{SGLANG_SID}.jsonl"]
+
+
+def test_another_rule_set_or_version_analyzes_everything_again(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    small_tree(tmp_path / "in")
+    out = tmp_path / "out"
+    batch(tmp_path / "in", out=out, extra=("--format-reports", "none"))
+    run = batch(tmp_path / "in", out=out, extra=("--format-reports", "none", "--select", "over-broad-kill"))
+    assert run.summary()["analyzed"] == 3 and run.summary()["rules_run"] == ["over-broad-kill"]
+    assert {f["rule"] for f in run.findings()} == {"over-broad-kill"}
+    monkeypatch.setattr("analyzer.__version__", "99.0")
+    run = batch(tmp_path / "in", out=out, extra=("--format-reports", "none", "--select", "over-broad-kill"))
+    assert run.summary()["analyzed"] == 3
+
+
+def test_removed_sessions_lose_their_reports(tmp_path: Path) -> None:
+    pytest.importorskip("analyzer.report.html")
+    files = small_tree(tmp_path / "in")
+    out = tmp_path / "out"
+    first = batch(tmp_path / "in", out=out)
+    gone = first.status()[str(files["codex"])]["report"]
+    assert (out / gone).is_file()
+    files["codex"].unlink()
+    second = batch(tmp_path / "in", out=out)
+    assert not (out / gone).exists() and len(list((out / "sessions").iterdir())) == 2
+    assert second.summary()["sessions"] == 2
+
+
+# ------------------------------------------------------------------------------------- failures
+
+def test_broken_sessions_are_listed_with_their_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "in"
+    good = session_yaml(root / "good.session.yaml")
+    garbled = root / "rollout-2026-01-01T00-00-00-x.jsonl"
+    garbled.write_bytes(b"\x00\x01\x02 not json at all \xff\xfe" * 40)
+    truncated = root / "cut.traj"
+    truncated.write_bytes((FIXTURES / "swe-agent" / "flask-health-503.traj").read_bytes()[:300])
+    info_only = copy(FIXTURES / "opencode" / "storage" / "session" / "4f7e2a9b1c3d5e6f708192a3b4c5d6e7f8091a2b"
+                     / "ses_3c0a1b2c3ffeZy9Xw8Vu7Ts6Rq.json", root / "info.json")
+    raises = session_yaml(root / "raises.session.yaml")
+    real_load = job.load_session
+
+    def load_or_raise(path: str, member: str | None) -> Any:
+        if path.endswith("raises.session.yaml"):
+            raise RuntimeError("boom <b>in</b> the world builder")
+        return real_load(path, member)
+
+    monkeypatch.setattr(job, "load_session", load_or_raise)
+    run = batch(root, out=tmp_path / "out", extra=("--format-reports", "none"))
+    assert run.code == 0
+    st = run.status()
+    assert st[str(good)]["status"] == "ok"
+    assert st[str(garbled)]["status"] == "error" and "binary file, not a session log" in st[str(garbled)]["error"]
+    assert st[str(truncated)]["status"] == "error" and str(truncated) in st[str(truncated)]["error"]
+    assert "opencode session info without messages" in st[str(info_only)]["error"]
+    assert st[str(raises)]["error"].startswith("RuntimeError: boom <b>in</b> the world builder (at ")
+    s = run.summary()
+    assert s["failed"] == 4 == len(s["errors"]) and s["sessions"] == 5
+    index = (tmp_path / "out" / "index.html").read_text()
+    assert "boom &lt;b&gt;in&lt;/b&gt; the world builder" in index and "<b>in</b>" not in index
+    assert index.count('class="failed"') == 4
+    assert "failed:" in run.stdout and f"  {raises}: RuntimeError: boom" in run.stdout
+
+
+def test_a_worker_that_dies_fails_only_its_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for i in range(6):
+        session_yaml(tmp_path / "in" / f"s{i}.session.yaml")
+    real_load = job.load_session
+
+    def load_or_die(path: str, member: str | None) -> Any:
+        if path.endswith("s3.session.yaml"):
+            os._exit(3)  # a segfault or the OOM killer: the process is gone, no exception
+        return real_load(path, member)
+
+    monkeypatch.setattr(job, "load_session", load_or_die)  # forked workers inherit it
+    run = run_batch(BatchOptions(paths=[str(tmp_path / "in")], out=tmp_path / "out", jobs=2, reports=False))
+    by_name = {Path(r.path).name: r for r in run.results}
+    assert len(by_name) == 6
+    assert by_name["s3.session.yaml"].status == "error"
+    assert "worker process died" in str(by_name["s3.session.yaml"].error)
+    assert all(r.status == "ok" for n, r in by_name.items() if n != "s3.session.yaml")
+
+
+# ---------------------------------------------------------------------------------------- names
+
+HOSTILE = [
+    "a b/ c d.session.yaml",
+    "ünïcødé/セッション.session.yaml",
+    "<img src=x onerror=alert(1)>.session.yaml",
+    "..session.yaml",
+    "-rf.session.yaml",
+    "x" * 200 + ".session.yaml",
+    "one/same.session.yaml",
+    "two/same.session.yaml",
+]
+
+
+def test_hostile_names_stay_inside_out_and_are_escaped(tmp_path: Path) -> None:
+    root = tmp_path / "in"
+    for name in HOSTILE:
+        session_yaml(root / name)
+    out = tmp_path / "out"
+    run = batch(root, out=out)
+    assert run.code == 0 and run.summary()["sessions"] == len(HOSTILE)
+    jobs = [core._job(f) for f in discover_sessions([root])]
+    names = [j.report_to for j in jobs]
+    assert len(set(names)) == len(HOSTILE)
+    assert all(n and re.fullmatch(r"sessions/[A-Za-z0-9][A-Za-z0-9._-]{0,100}\.html", n) for n in names), names
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and out not in p.parents and root not in p.parents]
+    assert written == []  # nothing outside OUT
+    index = (out / "index.html").read_text()
+    assert "<img src=x" not in index and "&lt;img src=x onerror=alert(1)&gt;.session.yaml" in index
+    assert "セッション.session.yaml" in index
+    if job.html_renderer() is not None:
+        assert sorted(p.name for p in (out / "sessions").iterdir()) == sorted(n.split("/")[1] for n in names)
+
+
+def test_reports_are_not_written_through_a_symlinked_sessions_folder(tmp_path: Path) -> None:
+    session_yaml(tmp_path / "in" / "a.session.yaml")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "out" / "sessions").symlink_to(tmp_path / "elsewhere")
+    run = batch(tmp_path / "in", out=tmp_path / "out")
+    assert run.code == 2 and "symbolic link" in run.stderr
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+# ---------------------------------------------------------------------------------------- since
+
+def test_since_keeps_sessions_active_on_or_after_the_date(tmp_path: Path) -> None:
+    root = tmp_path / "in"
+    session_yaml(root / "january.session.yaml", start="2026-01-10T09:00:00Z")
+    session_yaml(root / "march.session.yaml", start="2026-02-28T23:58:00Z")  # its last event: March 1st
+    undated_old = session_yaml(root / "undated-old.session.yaml")
+    undated_new = session_yaml(root / "undated-new.session.yaml")
+    os.utime(undated_old, (datetime(2025, 12, 1, tzinfo=UTC).timestamp(),) * 2)
+    os.utime(undated_new, (datetime(2026, 4, 1, tzinfo=UTC).timestamp(),) * 2)
+    out = tmp_path / "out"
+    run = batch(root, out=out, extra=("--since", "2026-03-01", "--format-reports", "none"))
+    assert run.code == 0
+    assert sorted(Path(p).name for p in run.status()) == ["march.session.yaml", "undated-new.session.yaml"]
+    s = run.summary()
+    assert (s["filtered_by_since"], s["since"]) == (2, "2026-03-01T00:00:00+00:00")
+    assert s["analyzed"] == 3  # undated-old was last written before the date: not even read
+    # march's last event is at 2026-03-01T00:00:00Z: on the date counts, a second later does not
+    again = batch(root, out=out, extra=("--since", "2026-03-01T00:00:00Z", "--format-reports", "none"))
+    assert sorted(Path(p).name for p in again.status()) == ["march.session.yaml", "undated-new.session.yaml"]
+    assert again.summary()["analyzed"] == 0
+    later = batch(root, out=out, extra=("--since", "2026-03-01T00:00:01+00:00", "--format-reports", "none"))
+    assert sorted(Path(p).name for p in later.status()) == ["undated-new.session.yaml"]
+    everything = batch(root, out=out, extra=("--format-reports", "none"))
+    assert everything.summary()["sessions"] == 4 and analyzed(everything) == ["undated-old.session.yaml"]
+
+
+# ----------------------------------------------------------------------------------- exit codes
+
+def test_no_session_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "README.md").write_text("nothing here\n")
+    run = batch(tmp_path / "in", out=tmp_path / "out")
+    assert run.code == 2 and "no session found under" in run.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (("--since", "last tuesday"), "is not a date"),
+    (("--select", "no-such-rule"), "no-such-rule"),
+    (("--jobs", "0"), "--jobs"),
+])
+def test_bad_options_exit_2(tmp_path: Path, extra: tuple[str, ...], message: str) -> None:
+    session_yaml(tmp_path / "in" / "a.session.yaml")
+    run = batch(tmp_path / "in", out=tmp_path / "out", extra=extra)
+    assert run.code == 2 and message in run.stderr
+
+
+def test_output_inside_the_input_is_not_read_back(tmp_path: Path) -> None:
+    session_yaml(tmp_path / "a.session.yaml")
+    first = batch(tmp_path, out=tmp_path / "out", extra=("--format-reports", "none"))
+    second = batch(tmp_path, out=tmp_path / "out", extra=("--format-reports", "none"))
+    assert list(first.status()) == list(second.status()) == [str(tmp_path / "a.session.yaml")]
+
+
+# --------------------------------------------------------------------------------------- corpus
+
+@pytest.mark.corpus
+def test_every_corpus_session_is_listed_and_none_stops_the_batch(corpus: Path, tmp_path: Path) -> None:
+    run = batch(corpus, out=tmp_path / "out", jobs=2)
+    assert run.code == 0, run.stderr
+    expected = sorted(str(p) for p in corpus.rglob("*") if p.is_file() and p.name != "MANIFEST.md"
+                      and "subagents" not in p.parts)
+    st = run.status()
+    assert sorted(st) == expected
+    failed = {Path(n).name: s["error"] for n, s in st.items() if s["status"] != "ok"}
+    # opencode session info without its messages; a JSONL re-shaped by a sanitizer (no known format)
+    assert sorted(failed) == ["poem-write-session.json", "trade-arena-sanitized.jsonl"]
+    assert "opencode session info without messages" in failed["poem-write-session.json"]
+    assert "not a session log in any known format" in failed["trade-arena-sanitized.jsonl"]
+    spotter = next(s for n, s in st.items() if n.endswith("8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl"))
+    assert spotter["status"] == "ok" and spotter["events"] > 0
+
+
+def test_reports_are_written_again_when_redaction_or_format_changes(tmp_path: Path) -> None:
+    pytest.importorskip("analyzer.report.html")
+    small_tree(tmp_path / "in")
+    out = tmp_path / "out"
+    assert batch(tmp_path / "in", out=out, extra=("--format-reports", "none")).summary()["reports"]["written"] == 0
+    run = batch(tmp_path / "in", out=out)  # the cached results have no report: analyzed again
+    assert run.summary()["analyzed"] == 3 and run.summary()["reports"]["written"] == 3
+    assert batch(tmp_path / "in", out=out).summary()["analyzed"] == 0
+    assert batch(tmp_path / "in", out=out, extra=("--no-redact",)).summary()["analyzed"] == 3
+    assert batch(tmp_path / "in", out=out, extra=("--no-redact",)).summary()["analyzed"] == 0

@@ -12,8 +12,13 @@ from analyzer.rules import Finding, Rule, Severity, Status
 
 _ACK = re.compile(r"\b(?:kill(?:ed)?|fail(?:ed|ure|s)?|crash(?:ed)?|died|dead|error|oom|out of memory|"
                   r"not (?:running|up|started)|address already in use|didn'?t start|exit(?:ed)? with)\b", re.I)
-_CLAIM = re.compile(r"\b(?:re)?(?:started|launched|deployed)\b|\b(?:is|are|now) (?:up|running|serving|ready|live)\b"
-                    r"|\bup and running\b|\bready (?:on|at)\b|\bserving on\b", re.I)
+# A claim of success is a verb ("Restarted sglang.", "it is relaunched"), not an adjective ("the
+# deployed Streamlit URL").
+_CLAIM = re.compile(r"(?:^|[.!:;]\s+|\b(?:is|are|was|were|been|now|successfully|have|has|I've)\s+)"
+                    r"(?:re)?(?:started|launched|deployed)\b"
+                    r"|\b(?:is|are|now) (?:up|running|serving|ready|live)\b"
+                    r"|\bup and running\b|\bready (?:on|at)\b|\bserving on\b", re.I | re.M)
+_SERVER_WORDS = re.compile(r"\b(?:server|service|api|app|container|endpoint|backend|frontend|it)\b", re.I)
 
 
 class IgnoredFailure(Rule):
@@ -58,7 +63,7 @@ class IgnoredFailure(Rule):
                         acknowledged = True
                         break
                     ready = [r for r in world.facts_at(ev.index) if isinstance(r, Ready) and r.instance == failure.instance]
-                    if ready or _CLAIM.search(ev.text):
+                    if ready or (_CLAIM.search(ev.text) and _about(world, failure, ev.text)):
                         claimed = ev.index  # says it worked without a word about the failure
                         break
                 if isinstance(ev, ToolEvent) and any(
@@ -90,3 +95,14 @@ _REASONS = {"killed": "Killed", "oom": "out of memory", "address-in-use": "addre
 def _mentions_log(world: World, failure: Failure, command: str) -> bool:
     logs = {launch.log_file for launch in world.launches(failure.instance) if launch.log_file}
     return any(log in command or log.rsplit("/", 1)[-1] in command for log in logs)
+
+
+def _about(world: World, failure: Failure, text: str) -> bool:
+    """Whether an agent message can be about the failed instance: it names its port, a word of its
+    kind, unit or container, or a server in general words."""
+    assert failure.instance is not None
+    inst = world.instances[failure.instance]
+    names = {w.lower() for w in re.findall(r"[A-Za-z][\w.-]{3,}", " ".join(
+        filter(None, (inst.label, inst.server, inst.unit, inst.container))))} - {"server", "systemd"}
+    low = text.lower()
+    return bool((inst.port and str(inst.port) in text) or any(n in low for n in names) or _SERVER_WORDS.search(text))

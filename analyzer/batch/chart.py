@@ -42,7 +42,7 @@ class Bar:
 @dataclass
 class Chart:
     unit: str
-    """``day`` or ``week``."""
+    """What one bar covers: ``day``, ``week`` or ``N weeks``."""
     bars: list[Bar]
     max_findings: int
     width: int = WIDTH
@@ -86,7 +86,7 @@ def build_chart(results: list[SessionResult]) -> Chart | None:
     bars = []
     for i in range(n):
         day = start + i * step
-        label = day.isoformat() if unit == "day" and step.days == 1 else f"{unit} of {day.isoformat()}"
+        label = day.isoformat() if step.days == 1 else f"{day.isoformat()} to {(day + step - timedelta(days=1)).isoformat()}"
         bar = Bar(label, LEFT + i * slot + slot * 0.1, max(slot * 0.8, 1.0), sessions[i], findings[i])
         y = float(HEIGHT - BOTTOM)
         for sev in reversed(SEVERITIES):  # low at the bottom, high on top
@@ -96,5 +96,7 @@ def build_chart(results: list[SessionResult]) -> Chart | None:
                 bar.segments.append(Segment(sev, round(y, 2), round(h, 2)))
         bar.x, bar.width = round(bar.x, 2), round(bar.width, 2)
         bars.append(bar)
+    if step.days > 7:
+        unit = f"{step.days // 7} weeks"
     return Chart(unit, bars, top, first=start.isoformat(), last=(start + (n - 1) * step).isoformat(),
                  undated=len(dated) - len(points))

@@ -141,8 +141,10 @@ def run_batch(options: BatchOptions, progress: Progress | None = None,
     """Cache entries of sessions left out by --since before loading: kept for a later run."""
     todo: list[Job] = []
     filtered_early = 0
+    names: dict[str, str] = {}
     for f in found:
         job = _job(f)
+        names[job.key] = f.relative
         hit = cache.fresh(job.key)
         reused = _reuse(hit, job, out, reports, options.redact) if hit else None
         if reused is not None:
@@ -194,7 +196,7 @@ def run_batch(options: BatchOptions, progress: Progress | None = None,
         results=listed, analyzed=len(fresh), cached=len(results) - len(fresh), filtered=filtered,
         engine_loads=sum(r.loaded_engine for r in fresh), workers=len({r.worker for r in fresh}),
         jobs=options.jobs, since=options.since, reports="html" if options.reports else "none",
-        reports_note=note, rules=sorted(r.name for r in engine.rules), started_at=started_at,
+        reports_note=note, rules=sorted(r.name for r in engine.rules), started_at=started_at, names=names,
     )
     if note and on_note:
         on_note(note)

@@ -15,7 +15,7 @@ import jinja2
 from analyzer import __version__
 from analyzer.batch.chart import build_chart
 from analyzer.batch.job import SessionResult
-from analyzer.batch.results import SEVERITIES, BatchRun, when
+from analyzer.batch.results import SEVERITIES, BatchRun, short_error, when
 
 TEMPLATE = "index.html.j2"
 
@@ -44,7 +44,7 @@ def duration(seconds: float | None) -> str:
     return f"{s // 3600}h {s % 3600 // 60:02d}m"
 
 
-def _row(r: SessionResult, error_id: int | None) -> dict[str, Any]:
+def _row(r: SessionResult, name: str, error_id: int | None) -> dict[str, Any]:
     date = when(r)
     secs = None
     if r.started and r.ended:
@@ -52,6 +52,7 @@ def _row(r: SessionResult, error_id: int | None) -> dict[str, Any]:
     counts = {s: sum(f["severity"] == s for f in r.findings) for s in SEVERITIES}
     return {
         "session": r.session,
+        "name": name,
         "date": (date.strftime("%Y-%m-%d %H:%M") + ("" if r.started else " (file)")) if date else "",
         "date_sort": date.astimezone(UTC).isoformat() if date else "",
         "agent": r.agent or "",
@@ -62,7 +63,7 @@ def _row(r: SessionResult, error_id: int | None) -> dict[str, Any]:
         "counts": counts,
         "href": quote(r.report) if r.report else None,
         "failed": r.status != "ok",
-        "error": r.error,
+        "error": short_error(r) if r.error else None,
         "error_id": error_id,
     }
 
@@ -82,7 +83,7 @@ def render_index(run: BatchRun, roots: list[str]) -> str:
     rows: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
     for r in run.results:
-        row = _row(r, len(failures) + 1 if r.status != "ok" else None)
+        row = _row(r, run.names.get(r.key, r.session), len(failures) + 1 if r.status != "ok" else None)
         rows.append(row)
         if row["failed"]:
             failures.append(row)

@@ -44,7 +44,7 @@ class PlainProgress:
 
 
 class RichProgress:
-    """A live bar on stderr: done/total, failures, elapsed and remaining time, the last session."""
+    """A live bar on stderr: done/total, failures, elapsed and remaining time."""
 
     def __init__(self) -> None:
         from rich.console import Console
@@ -58,13 +58,13 @@ class RichProgress:
         )
 
         self.bar = Progress(
-            TextColumn("[bold]analyzing"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("[bold]analyzing"), BarColumn(bar_width=30), MofNCompleteColumn(),
             TextColumn("{task.fields[failed]} failed"), TimeElapsedColumn(), TextColumn("eta"),
-            TimeRemainingColumn(), TextColumn("[dim]{task.fields[last]}"),
+            TimeRemainingColumn(),
             console=Console(stderr=True), transient=False,
             auto_refresh=False,  # no refresh thread: worker processes are forked while the bar runs
         )
-        self.task = self.bar.add_task("analyzing", total=0, failed=0, last="")
+        self.task = self.bar.add_task("analyzing", total=0, failed=0)
         self.failed = 0
 
     def start(self, total: int) -> None:
@@ -74,8 +74,7 @@ class RichProgress:
 
     def advance(self, result: SessionResult) -> None:
         self.failed += result.status != "ok"
-        name = result.session if len(result.session) <= 40 else "…" + result.session[-39:]
-        self.bar.update(self.task, advance=1, failed=self.failed, last=name)
+        self.bar.update(self.task, advance=1, failed=self.failed)
         self.bar.refresh()
 
     def stop(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -41,6 +42,16 @@ def last_activity(r: SessionResult) -> datetime | None:
     return None
 
 
+def short_error(r: SessionResult) -> str:
+    """The error without the session path it starts with (shown beside it anyway)."""
+    error = r.error or ""
+    if error.startswith(f"{r.path}:"):
+        rest = error[len(r.path) + 1:]
+        m = re.match(r"(\d+): ", rest)
+        return f"line {m.group(1)}: {rest[m.end():]}" if m else rest.strip()
+    return error
+
+
 @dataclass
 class RuleTotal:
     rule: str
@@ -71,6 +82,8 @@ class BatchRun:
     rules: list[str] = field(default_factory=list)
     """The rules that ran."""
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    names: dict[str, str] = field(default_factory=dict)
+    """Session key → its path relative to the folder it was found under (the index shows these)."""
 
     def __post_init__(self) -> None:
         self.results.sort(key=session_order)

@@ -8,7 +8,7 @@ import click
 
 from analyzer.batch.core import BatchError, BatchOptions, run_batch
 from analyzer.batch.progress import for_stream
-from analyzer.batch.results import BatchRun
+from analyzer.batch.results import BatchRun, short_error
 from analyzer.batch.runner import default_jobs
 from analyzer.cli._common import fail
 from analyzer.config import ConfigError, load_config
@@ -51,9 +51,13 @@ def summary_text(run: BatchRun, out: Path) -> str:
     lines.append("wrote " + ", ".join(wrote))
     if run.reports_note:
         lines.append(run.reports_note)
+    unrendered = [r for r in run.results if r.report_error]
+    if unrendered:
+        lines.append(f"{len(unrendered)} report(s) could not be written, e.g. {unrendered[0].session}: "
+                     f"{unrendered[0].report_error}")
     if run.failed:
         lines.append("failed:")
-        lines += [f"  {r.session}: {r.error}" for r in run.failed[:_SHOWN_FAILURES]]
+        lines += [f"  {r.session}: {short_error(r)}" for r in run.failed[:_SHOWN_FAILURES]]
         if len(run.failed) > _SHOWN_FAILURES:
             lines.append(f"  … {len(run.failed) - _SHOWN_FAILURES} more in {out / 'summary.json'}")
     return "\n".join(lines)

@@ -21,6 +21,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "formats": ("analyzer.cli.formats", "List the supported log formats."),
     "shell": ("analyzer.cli.shell", "Show how a shell command is parsed and what a kill in it would hit."),
     "graph": ("analyzer.cli.graph", "Show every server instance, its states and the evidence."),
+    "report": ("analyzer.cli.report", "Write a self-contained HTML postmortem of a session."),
+    "batch": ("analyzer.cli.batch", "Analyze every session under folders: reports, index.html, findings.jsonl."),
 }
 
 

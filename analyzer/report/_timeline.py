@@ -1,0 +1,134 @@
+"""The timeline: every event as a row, text redacted and cut to a size a browser handles for
+sessions of thousands of events and megabytes of output."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import orjson
+
+from analyzer.events import AssistantEvent, SystemEvent, ToolEvent, UserEvent
+from analyzer.lifecycle.facts import Fact, Kill
+from analyzer.lifecycle.world import World
+from analyzer.report._clean import Cleaner, Seg, Shown, marked, occurrences
+from analyzer.report._evidence import kill_needles, where_of
+from analyzer.report._when import Times, who
+
+
+@dataclass
+class Badge:
+    number: int
+    """1-based finding number (``#finding-N``)."""
+    rule: str
+    severity: str
+    role: str
+
+
+@dataclass
+class Row:
+    index: int
+    kind: str
+    """Filter key: ``user``, ``assistant``, ``shell``, ``tool``, ``system``."""
+    kind_label: str
+    who: str
+    time: str
+    where: str
+    agent: str
+    text: Shown | None = None
+    command_head: list[Seg] = field(default_factory=list)
+    command_tail: list[Seg] = field(default_factory=list)
+    command_note: str = ""
+    tool: str = ""
+    input: str = ""
+    status: list[str] = field(default_factory=list)
+    output: Shown | None = None
+    thinking: Shown | None = None
+    facts: list[str] = field(default_factory=list)
+    badges: list[Badge] = field(default_factory=list)
+
+    @property
+    def short_where(self) -> str:
+        """``name.jsonl:120``: the full path is in the tooltip."""
+        return self.where.replace("\\", "/").rsplit("/", 1)[-1]
+
+    @property
+    def lifecycle(self) -> bool:
+        return bool(self.facts)
+
+    @property
+    def worst(self) -> str:
+        order = {"high": 3, "medium": 2, "low": 1}
+        return max((b.severity for b in self.badges if b.role == "anchor"), key=lambda s: order.get(s, 0),
+                   default="")
+
+
+def _status(ev: ToolEvent) -> list[str]:
+    out = []
+    if ev.background:
+        out.append("background" + (f" {ev.task_id}" if ev.task_id else ""))
+    elif ev.task_id:
+        out.append(f"task {ev.task_id}")
+    if ev.exit_code is not None:
+        out.append(f"exit {ev.exit_code}")
+    elif ev.is_error:
+        out.append("error")
+    if ev.interrupted:
+        out.append("interrupted")
+    if ev.output is None and ev.category == "shell":
+        out.append("no result")
+    if ev.by_user:
+        out.append("run by the user")
+    return out
+
+
+def _command(row: Row, command: str, kills: list[Kill], clean: Cleaner) -> None:
+    shown = clean.text(command, head_lines=80, tail_lines=10, head_chars=8000, tail_chars=1500)
+    needles = kill_needles(kills, clean) if kills else []
+    row.command_head = marked(shown.head, occurrences(shown.head, needles))
+    row.command_tail = marked(shown.tail, occurrences(shown.tail, needles)) if shown.tail else []
+    row.command_note = shown.note
+
+
+def rows(world: World, times: Times, clean: Cleaner, badges: dict[int, list[Badge]]) -> list[Row]:
+    session = world.session
+    facts: dict[int, list[Fact]] = {}
+    for f in world.facts:
+        facts.setdefault(f.event, []).append(f)
+    out: list[Row] = []
+    for ev in session.events:
+        at = facts.get(ev.index, [])
+        row = Row(index=ev.index, kind=ev.kind, kind_label=ev.kind, who=who(ev),
+                  time=times.clock(ev.index, seconds=True) if ev.ts or times.timed else "",
+                  where=where_of(session, ev), agent=ev.agent,
+                  facts=[clean.one_line(f.detail, 300) for f in at if f.detail],
+                  badges=badges.get(ev.index, []))
+        if isinstance(ev, UserEvent):
+            row.kind_label = "user" if ev.origin == "prompt" else f"user · {ev.origin}"
+            row.text = clean.text(ev.text, head_lines=60, tail_lines=10, head_chars=6000, tail_chars=1500)
+        elif isinstance(ev, AssistantEvent):
+            row.kind_label = "agent"
+            row.text = clean.text(ev.text, head_lines=60, tail_lines=10, head_chars=6000, tail_chars=1500)
+            if ev.thinking:
+                row.thinking = clean.text(ev.thinking, head_lines=40, tail_lines=5, head_chars=4000,
+                                          tail_chars=800)
+        elif isinstance(ev, SystemEvent):
+            row.kind_label = f"system · {ev.subtype}"
+            extra = " ".join(x for x in (f"task {ev.task_id}" if ev.task_id else "",
+                                         f"status {ev.status}" if ev.status else "",
+                                         f"exit {ev.exit_code}" if ev.exit_code is not None else "") if x)
+            row.text = clean.text((f"[{extra}] " if extra else "") + ev.text, head_lines=30, tail_lines=5,
+                                  head_chars=3000, tail_chars=800)
+        else:
+            assert isinstance(ev, ToolEvent)
+            row.tool = ev.name
+            row.status = _status(ev)
+            if ev.command is not None:
+                row.kind, row.kind_label = "shell", f"shell · {ev.name}"
+                _command(row, ev.command, [f for f in at if isinstance(f, Kill)], clean)
+            else:
+                row.kind, row.kind_label = "tool", f"tool · {ev.name}"
+                row.input = clean.one_line(orjson.dumps(ev.input).decode(), 600)
+            if ev.output:
+                row.output = clean.text(ev.output, head_lines=40, tail_lines=20, head_chars=8000, tail_chars=3000)
+        out.append(row)
+    return out

@@ -1,0 +1,95 @@
+"""When each event happened, as a report says it: clock times, gaps, durations.
+
+Logs without times (some formats have none) fall back to event numbers, so every sentence that
+would say "at 03:12" can say "at event #12" instead.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from analyzer.events import AssistantEvent, Event, Session, ToolEvent, UserEvent
+
+
+class Times:
+    """Start and end time of every event: its own ``ts`` (or the nearest earlier one when a record
+    has none) and, for tool calls, when the result came back."""
+
+    def __init__(self, session: Session) -> None:
+        events = session.events
+        self.start: list[datetime | None] = []
+        self.end: list[datetime | None] = []
+        last: datetime | None = None
+        for ev in events:
+            ts = ev.ts or last
+            last = ev.ts or last
+            self.start.append(ts)
+            done = ev.result_ts if isinstance(ev, ToolEvent) and ev.result_ts else None
+            self.end.append(done if done and ts and done >= ts else ts)
+        first_known = next((t for t in self.start if t is not None), None)
+        self.start = [t or first_known for t in self.start]
+        self.end = [t or first_known for t in self.end]
+        known = [t for t in self.start + self.end if t is not None]
+        self.first: datetime | None = min(known) if known else None
+        self.last: datetime | None = max(known) if known else None
+        self.multi_day = bool(self.first and self.last and self.first.date() != self.last.date())
+        self.count = len(events)
+
+    @property
+    def timed(self) -> bool:
+        return self.first is not None and self.last is not None and self.last > self.first
+
+    def at(self, index: int) -> datetime | None:
+        return self.start[index] if 0 <= index < self.count else None
+
+    def done(self, index: int) -> datetime | None:
+        return self.end[index] if 0 <= index < self.count else None
+
+    def clock(self, index: int, seconds: bool = False) -> str:
+        """``03:12`` (with the date when the session spans days), or ``event #12``."""
+        return self.clock_of(self.at(index), index, seconds)
+
+    def clock_of(self, t: datetime | None, index: int | None = None, seconds: bool = False) -> str:
+        if t is None:
+            return f"event #{index}" if index is not None else "—"
+        fmt = "%H:%M:%S" if seconds else "%H:%M"
+        return t.strftime(("%Y-%m-%d " if self.multi_day else "") + fmt)
+
+    def between(self, a: int, b: int) -> str:
+        """How long from event ``a`` to event ``b``: ``18 s``, ``2 min``, or ``3 events``."""
+        ta, tb = self.at(a), self.at(b)
+        if ta is not None and tb is not None and self.timed:
+            return duration((tb - ta).total_seconds())
+        n = b - a
+        return f"{n} event{'s' if n != 1 else ''}"
+
+    def duration(self) -> str:
+        if self.first is None or self.last is None:
+            return "unknown (the log has no times)"
+        return duration((self.last - self.first).total_seconds())
+
+
+def duration(seconds: float) -> str:
+    s = max(0, round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        m, r = divmod(s, 60)
+        return f"{m} min {r} s" if r and m < 10 else f"{m} min"
+    if s < 86400:
+        h, r = divmod(s, 3600)
+        return f"{h} h {r // 60} min" if r // 60 else f"{h} h"
+    d, r = divmod(s, 86400)
+    return f"{d} d {r // 3600} h" if r // 3600 else f"{d} d"
+
+
+def who(ev: Event) -> str:
+    """Who acted: ``user``, ``agent``, ``agent (sub-agent a3f9c21)``, ``user (shell)``, ``harness``."""
+    sub = f" (sub-agent {ev.agent[:12]})" if ev.agent != "main" else ""
+    if isinstance(ev, UserEvent):
+        return "user" if ev.origin == "prompt" else f"user ({ev.origin})"
+    if isinstance(ev, AssistantEvent):
+        return "agent" + sub
+    if isinstance(ev, ToolEvent):
+        return ("user (shell)" if ev.by_user else "agent") + sub
+    return "harness" + sub

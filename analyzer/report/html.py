@@ -1,0 +1,281 @@
+"""The HTML postmortem of one session: a single self-contained file (CSS, JS and SVG inline, nothing
+fetched), readable without JS, every claim linked to the event and the source line it came from.
+
+Rendered with Jinja2 (autoescape on) from the templates in top-level ``reports/`` (shipped in the
+wheel as ``analyzer/_data/reports``); a user's ``templates`` folder overrides any template by name.
+Transcript text reaches the templates only as redacted plain strings and ``Seg`` pieces: the
+templates escape it and add the markup, so nothing from a log is ever marked safe.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from analyzer import __version__
+from analyzer.lifecycle.facts import ModelDisagreement
+from analyzer.pipeline import Analysis
+from analyzer.report._clean import Cleaner, Seg, with_code
+from analyzer.report._evidence import Excerpt, excerpt, where_of
+from analyzer.report._impact import Impact, impacts
+from analyzer.report._summary import Context, sentence
+from analyzer.report._swimlane import Swimlane
+from analyzer.report._swimlane import build as build_swimlane
+from analyzer.report._timeline import Badge, Row, rows
+from analyzer.report._when import Times
+from analyzer.rules.api import Finding, Rule
+from analyzer.rules.loader import LoadedRule, load_rules
+
+TEMPLATE = "report.html.j2"
+CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; "
+       "base-uri 'none'; form-action 'none'")
+
+
+def builtin_reports_dir() -> Path:
+    """The built-in templates: inside the installed package, else the source tree's ``reports/``."""
+    here = Path(__file__).resolve().parent.parent
+    packaged = here / "_data" / "reports"
+    return packaged if packaged.is_dir() else here.parent / "reports"
+
+
+@cache
+def environment(templates: Path | None = None) -> jinja2.Environment:
+    """Templates from ``templates`` first (a user's overrides, by name), then the built-in ones."""
+    loaders: list[jinja2.BaseLoader] = []
+    if templates is not None:
+        loaders.append(jinja2.FileSystemLoader(str(templates)))
+    loaders.append(jinja2.FileSystemLoader(str(builtin_reports_dir())))
+    env = jinja2.Environment(loader=jinja2.ChoiceLoader(loaders), autoescape=True, trim_blocks=True,
+                             lstrip_blocks=True, undefined=jinja2.StrictUndefined)
+    env.filters["thousands"] = lambda n: f"{n:,}"
+    return env
+
+
+@cache
+def _default_rules() -> Mapping[str, LoadedRule]:
+    return load_rules().rules
+
+
+# -- view model --------------------------------------------------------------------------------
+
+
+@dataclass
+class FindingView:
+    number: int
+    rule: str
+    severity: str
+    message: list[Seg]
+    instance: str
+    anchor: int
+    where: str
+    time: str
+    fingerprint: str
+    sentence: list[Seg]
+    evidence: list[Excerpt]
+    summary: str = ""
+    docs: dict[str, list[list[Seg]]] = field(default_factory=dict)
+    """Docstring sections of the rule as paragraphs: "Why is this bad", "How to avoid it", …"""
+
+
+@dataclass
+class RuleRow:
+    name: str
+    severity: str
+    status: str
+    groups: str
+    origin: str
+    version: str
+    summary: str
+    fired: int
+
+
+def paragraphs(text: str) -> list[list[Seg]]:
+    return [with_code(" ".join(p.split())) for p in re.split(r"\n\s*\n", text) if p.strip()]
+
+
+def rule_docs(cls: type[Rule] | None) -> dict[str, list[list[Seg]]]:
+    if cls is None:
+        return {}
+    sections = cls.doc_sections()
+    return {title: paragraphs(sections[title])
+            for title in ("Why is this bad", "How to avoid it", "What it does", "Known false positives")
+            if sections.get(title)}
+
+
+def finding_instances(f: Finding) -> set[str]:
+    """The servers a finding is about: its instance, plus those its details name (``unrequested``
+    lists, the victims of the kills it records)."""
+    out = {f.instance} if f.instance else set()
+
+    def walk(node: Any, key: str = "") -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                walk(v, k)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v, key)
+        elif isinstance(node, str) and key in ("instance", "unrequested"):
+            out.add(node)
+
+    walk(f.details)
+    return out
+
+
+def _order(findings: list[Finding]) -> list[Finding]:
+    """Most severe first, then in timeline order."""
+    return sorted(findings, key=lambda f: (-f.severity.rank, f.anchor.index, f.rule))
+
+
+def _finding_views(a: Analysis, ordered: list[Finding], times: Times, clean: Cleaner, ctx: Context,
+                   rules: Mapping[str, LoadedRule]) -> list[FindingView]:
+    out = []
+    for n, f in enumerate(ordered, 1):
+        loaded = rules.get(f.rule)
+        evidence = [excerpt(a.world, times, clean, f.anchor.index, "anchor", f.instance)]
+        seen = {f.anchor.index}
+        for r in f.related:
+            if r.index in seen or not 0 <= r.index < len(a.session.events):
+                continue
+            seen.add(r.index)
+            evidence.append(excerpt(a.world, times, clean, r.index, r.role, f.instance))
+        ev = a.session.events[f.anchor.index]
+        out.append(FindingView(
+            number=n, rule=f.rule, severity=f.severity.value, message=with_code(clean(f.message)),
+            instance=ctx.name(f.instance) if f.instance else "", anchor=f.anchor.index,
+            where=where_of(a.session, ev), time=times.clock(f.anchor.index, seconds=True),
+            fingerprint=f.fingerprint, sentence=sentence(ctx, f), evidence=evidence,
+            summary=loaded.cls.summary if loaded else "", docs=rule_docs(loaded.cls if loaded else None),
+        ))
+    return out
+
+
+def _badges(ordered: list[Finding]) -> dict[int, list[Badge]]:
+    out: dict[int, list[Badge]] = {}
+    for n, f in enumerate(ordered, 1):
+        out.setdefault(f.anchor.index, []).append(Badge(n, f.rule, f.severity.value, "anchor"))
+        for r in f.related:
+            if r.index != f.anchor.index:
+                out.setdefault(r.index, []).append(Badge(n, f.rule, f.severity.value, r.role))
+    return out
+
+
+def _rule_rows(rules: Mapping[str, LoadedRule], a: Analysis) -> list[RuleRow]:
+    fired = Counter(f.rule for f in a.findings)
+    out = []
+    for name, lr in sorted(rules.items()):
+        cls = lr.cls
+        version = str(getattr(cls, "version", "") or (__version__ if lr.origin == "builtin" else "—"))
+        out.append(RuleRow(name=name, severity=cls.severity.value, status=cls.status.value,
+                           groups=", ".join(cls.groups), origin=lr.origin, version=version, summary=cls.summary,
+                           fired=fired.get(name, 0)))
+    for name in sorted(set(fired) - set(rules)):
+        out.append(RuleRow(name=name, severity="—", status="—", groups="", origin="not loaded here",
+                           version="—", summary="", fired=fired[name]))
+    return out
+
+
+def _hosts(a: Analysis) -> list[str]:
+    hosts = dict.fromkeys(i.host for i in a.world.instances.values())
+    return [("this machine" if h == "local" else h) for h in hosts]
+
+
+def _model(a: Analysis) -> str:
+    if a.session.model:
+        return a.session.model
+    models = Counter(e.model for e in a.session.events if e.kind == "assistant" and e.model)
+    return ", ".join(m for m, _ in models.most_common(3))
+
+
+def report_context(analysis: Analysis, *, redact: bool = True,
+                   rules: Mapping[str, LoadedRule] | None = None) -> dict[str, Any]:
+    """Everything the templates show, already redacted and cut."""
+    a = analysis
+    session, world = a.session, a.world
+    rules = rules if rules is not None else _default_rules()
+    clean = Cleaner(redact)
+    times = Times(session)
+    ordered = _order(a.findings)
+    ctx = Context(world=world, times=times, clean=clean)
+    ctx.impacts = impacts(world, times, [finding_instances(f) for f in ordered])
+    findings = _finding_views(a, ordered, times, clean, ctx, rules)
+    story = sorted(findings, key=lambda v: (v.anchor, -_rank(v.severity)))
+    timeline: list[Row] = rows(world, times, clean, _badges(ordered))
+    swimlane: Swimlane = build_swimlane(world, times, clean)
+    severities = Counter(f.severity.value for f in a.findings)
+    kinds = Counter(r.kind for r in timeline)
+    impact_rows: list[Impact] = ctx.impacts
+    end = len(session.events)
+    disagreements = [d for d in world.facts if isinstance(d, ModelDisagreement)]
+    # Kinds are read after everything above has gone through the cleaner.
+    context = {
+        "csp": CSP,
+        "version": __version__,
+        "title": session.name,
+        "session": session,
+        "model": _model(a),
+        "hosts": _hosts(a),
+        "times": times,
+        "first": times.clock_of(times.first, seconds=True) if times.first else "—",
+        "last": times.clock_of(times.last, seconds=True) if times.last else "—",
+        "date": times.first.strftime("%Y-%m-%d") if times.first else "",
+        "duration": times.duration(),
+        "counts": {"events": len(session.events), "tools": len(session.tools()),
+                   "shell": len(session.shell_calls()), "instances": len(world.instances),
+                   "findings": len(a.findings), "suppressed": len(a.suppressed)},
+        "severities": [(s, severities.get(s, 0)) for s in ("high", "medium", "low")],
+        "kinds": [(k, kinds.get(k, 0)) for k in ("user", "assistant", "shell", "tool", "system")],
+        "story": story,
+        "findings": findings,
+        "impacts": [_impact_view(i, times, clean) for i in impact_rows],
+        "unaffected": len(world.instances) - len(impact_rows),
+        "swimlane": swimlane,
+        "timeline": timeline,
+        "instances": [{"inst": i, "name": clean(i.name), "final": i.state_at(end)} for i in world.instances.values()],
+        "diagnostics": [{"level": d.level.value, "where": f"{d.file or session.path}:{d.line}" if d.line is not None
+                         else (d.file or session.path), "message": clean.one_line(d.message, 400)}
+                        for d in session.diagnostics],
+        "rules": _rule_rows(rules, a),
+        "notes": [clean.one_line(n, 400) for n in world.notes
+                  if not any(d.detail and n.endswith(d.detail) for d in disagreements)],
+        "disagreements": [{"event": d.event, "predicted": with_code(clean.one_line(d.predicted, 300)),
+                           "observed": with_code(clean.one_line(d.observed, 300))} for d in disagreements],
+        "problems": [clean.one_line(p, 400) for p in a.problems],
+        "suppressed": [{"rule": f.rule, "reason": clean.one_line(why, 200), "anchor": f.anchor.index,
+                        "message": with_code(clean.one_line(f.message, 300))} for f, why in a.suppressed],
+    }
+    context["redaction"] = {"enabled": clean.enabled, "kinds": clean.kinds()}
+    return context
+
+
+def _impact_view(imp: Impact, times: Times, clean: Cleaner) -> dict[str, Any]:
+    outs = [{
+        "start": o.start, "start_time": times.clock(o.start, seconds=True), "requested": o.requested,
+        "cause": with_code(clean.one_line(o.cause, 300)), "end": o.end,
+        "end_time": times.clock_of(times.done(o.end), o.end, seconds=True) if o.end is not None else "",
+        "span": o.length, "failures": [clean.one_line(x, 200) for x in o.failures],
+    } for o in imp.outages]
+    return {"id": imp.instance.id, "name": clean(imp.instance.name), "final": imp.final_state,
+            "outages": outs, "findings": [n + 1 for n in imp.findings],
+            "unplanned": sum(1 for o in imp.outages if not o.requested), "down_at_end": imp.down_at_end}
+
+
+def _rank(severity: str) -> int:
+    return {"high": 3, "medium": 2, "low": 1}.get(severity, 0)
+
+
+def render_html(analysis: Analysis, *, redact: bool = True, templates: Path | None = None,
+                rules: Mapping[str, LoadedRule] | None = None) -> str:
+    """The postmortem of ``analysis`` as one HTML document.
+
+    ``redact`` hides secrets (the kinds found are listed in the report); ``templates`` is a folder
+    whose templates override the built-in ones by name; ``rules`` maps rule names to the loaded
+    rules (for their docs), default: the built-in pack and entry-point packs."""
+    env = environment(Path(templates).resolve() if templates is not None else None)
+    return env.get_template(TEMPLATE).render(**report_context(analysis, redact=redact, rules=rules))

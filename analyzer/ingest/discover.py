@@ -152,30 +152,34 @@ def _file(path: Path, given: Path, walking: bool) -> Iterator[Found]:
         yield Found(path, given)
 
 
-def _walk(folder: Path, given: Path, exclude: frozenset[Path]) -> Iterator[Found]:
+def _walk(folder: Path, given: Path, exclude: frozenset[Path], seen: set[Path]) -> Iterator[Found]:
+    """Sorted, depth-first; symlinked folders are followed once (``seen`` holds real paths)."""
     try:
+        real = folder.resolve()
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
-    except OSError:
+    except (OSError, RuntimeError):
         return
+    if real in seen or real in exclude:
+        return
+    seen.add(real)
     subdirs: list[Path] = []
     for entry in entries:
         p = Path(entry.path)
         try:
-            is_dir = entry.is_dir(follow_symlinks=False)
-            is_file = entry.is_file()
+            is_dir = entry.is_dir()
+            is_file = not is_dir and entry.is_file()
         except OSError:
             continue
         if is_dir:
-            if entry.name in _SKIP_DIRS or p.resolve() in exclude or _claude_session_folder(p):
-                continue
-            subdirs.append(p)
+            if entry.name not in _SKIP_DIRS and not _claude_session_folder(p):
+                subdirs.append(p)
         elif is_file:
             yield from _file(p, given, walking=True)
     for sub in subdirs:
         if _is_storage_root(sub):
             yield from _storage_sessions(sub, given)
         else:
-            yield from _walk(sub, given, exclude)
+            yield from _walk(sub, given, exclude, seen)
 
 
 def discover_sessions(paths: Iterable[str | Path], exclude: Iterable[str | Path] = (),
@@ -196,7 +200,7 @@ def discover_sessions(paths: Iterable[str | Path], exclude: Iterable[str | Path]
             elif any(fmt.detect(p, b"") for fmt in FORMATS.values()) and not (p / "storage").is_dir():
                 found = iter([Found(p, p)])  # a folder a format reads whole (Claude Code session folder)
             else:
-                found = _walk(p, p, skip)
+                found = _walk(p, p, skip, set())
         else:
             found = _file(p, p, walking=False)
         for f in found:

@@ -8,6 +8,7 @@ import hashlib
 import os
 import re
 import shutil
+import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -390,3 +391,22 @@ def test_reports_are_written_again_when_redaction_or_format_changes(tmp_path: Pa
     assert batch(tmp_path / "in", out=out).summary()["analyzed"] == 0
     assert batch(tmp_path / "in", out=out, extra=("--no-redact",)).summary()["analyzed"] == 3
     assert batch(tmp_path / "in", out=out, extra=("--no-redact",)).summary()["analyzed"] == 0
+
+
+def test_each_session_of_an_opencode_database(tmp_path: Path) -> None:
+    from tests.ingest.test_opencode import MAIN, OLD, SUB, make_db, storage_session
+
+    (tmp_path / "in").mkdir()
+    db = make_db(tmp_path / "in" / "opencode.db", [storage_session(OLD), storage_session(SUB), storage_session(MAIN)])
+    out = tmp_path / "out"
+    run = batch(tmp_path / "in", out=out)
+    st = run.status()
+    assert list(st) == [f"{db}#{MAIN}", f"{db}#{OLD}"]  # the sub-agent session SUB is part of MAIN
+    assert all(s["status"] == "ok" and s["format"] == "opencode" for s in st.values())
+    assert st[f"{db}#{MAIN}"]["events"] > st[f"{db}#{OLD}"]["events"] > 0
+    assert batch(tmp_path / "in", out=out).summary()["analyzed"] == 0
+    con = sqlite3.connect(db)
+    con.execute("UPDATE session SET title = 'renamed' WHERE id = ?", (OLD,))
+    con.commit()
+    con.close()
+    assert batch(tmp_path / "in", out=out).summary()["analyzed"] == 2  # one file for both: both again

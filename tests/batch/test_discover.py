@@ -132,3 +132,10 @@ def test_unknown_jsonl_is_listed_so_that_loading_says_why(tmp_path: Path) -> Non
     (tmp_path / ".claude").mkdir()
     (tmp_path / ".claude" / "history.jsonl").write_text('{"display": "hi", "project": "/p"}\n')  # prompts
     assert rels(tmp_path) == ["export.jsonl"]
+
+
+def test_symlinked_folders_are_followed_once(tmp_path: Path) -> None:
+    session_yaml(tmp_path / "real" / "a.session.yaml")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    (tmp_path / "real" / "loop").symlink_to(tmp_path)
+    assert rels(tmp_path) == ["link/a.session.yaml"]

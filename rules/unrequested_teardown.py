@@ -59,13 +59,17 @@ class UnrequestedTeardown(Rule):
             asked = anchors[event]
             instructions = [i for i in world.facts_of(Instruction) if i.event in asked]
             action = instructions[-1].action if instructions else "restart"
-            wanted = sorted({world.instances[t].name for i in instructions for t in i.targets})
-            stopped = [labels[i] for i in insts]
+            targets = list(dict.fromkeys(t for i in instructions for t in i.targets))
+            wanted = [world.instances[t].name for t in targets]
+            # once the host is named, the other servers on it read shorter: "the router (:8000)"
+            hosts = {world.instances[t].host for t in targets}
+            stopped = [f"{world.instances[i].label} (:{world.instances[i].port})"
+                       if world.instances[i].host in hosts and world.instances[i].port else labels[i] for i in insts]
             yield self.finding(
                 world, anchor=event, instance=insts[0],
                 related=[("instruction", e) for e in asked],
                 message=f"the user asked to {action} {_and(wanted)}; this also stops {_and(stopped)}",
-                details={"unrequested": insts, "asked": wanted},
+                details={"unrequested": [labels[i] for i in insts], "asked": wanted},
             )
 
 

@@ -29,12 +29,18 @@ def where(a: Analysis, ref: EventRef) -> str:
 
 
 def render_finding(a: Analysis, f: Finding, width: int) -> list[str]:
+    """The finding's line, then its anchor and each related event cut to ``width``; a related event
+    in the anchor's file is located by line alone, so the evidence keeps its room."""
     lines = [f"{where(a, f.anchor)}: {f.severity.value} {f.rule} {f.message}"]
     ev = a.session.events[f.anchor.index]
     lines.append(f"    > {excerpt(ev, width - 6)}")
     for r in f.related:
-        label = f"    {r.role} ({where(a, r)}): "
-        lines.append(label + excerpt(a.session.events[r.index], width - len(label)))
+        if r.source == f.anchor.source:
+            loc = f"line {r.line}" if r.line is not None else f"event {r.index}"
+        else:
+            loc = where(a, r)
+        label = f"    {r.role} ({loc}): "
+        lines.append(label + excerpt(a.session.events[r.index], max(width - len(label), 20)))
     return lines
 
 

@@ -88,7 +88,8 @@ def test_unrequested_teardown_and_kill_after_ready_messages() -> None:
     a = analyze(FIXTURES / "seeds" / "002-restart-30001-teardown.session.yaml", "unrequested-teardown")
     [f] = a.findings
     assert f.message == ("the user asked to restart the sglang server on 10.1.230.181:30001; this also stops the "
-                         "sglang router on 10.1.230.181:8000 and the sglang server on 10.1.230.181:30000")
+                         "sglang router (:8000) and the sglang server (:30000)")
+    assert f.details["unrequested"] == ["sglang router on 10.1.230.181:8000", "sglang server on 10.1.230.181:30000"]
     assert [(r.role, r.index) for r in f.related] == [("instruction", 6)]
     b = analyze(FIXTURES / "seeds" / "000-kill-after-ready.session.yaml", "kill-after-ready")
     [g] = b.findings

@@ -75,14 +75,15 @@ def explain(name: str, rules_dir: tuple[str, ...]) -> None:
     if opts:
         out += ["", "Options (config [tool.analyzer.options." + cls.name + "]):"]
         for oname, info in opts.items():
-            out.append(f"  {oname} = {info.default!r}  {info.description or ''}".rstrip())
+            default = orjson.dumps(info.get_default(call_default_factory=True), default=str).decode()
+            out.append(f"  {oname} = {default}  {info.description or ''}".rstrip())  # as TOML reads it
     examples = _examples(lr)
     if examples:
         out += ["", "Examples (from the rule's cases):"]
         out += examples
     out += ["", "Suppress:",
             f"  one tool call:  append `# analyzer: ignore[{cls.name}] <reason>` to the command",
-            f"  everywhere:     [tool.analyzer] ignore = [\"{cls.name}\"]",
+            f"  everywhere:     [tool.analyzer] ignore = [\"{cls.name}\"]  (or --ignore {cls.name})",
             "  accepted ones:  analyzer check --write-baseline baseline.json, then --baseline baseline.json",
             "", f"Defined in {lr.file}"]
     click.echo("\n".join(out))

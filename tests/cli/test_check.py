@@ -330,3 +330,22 @@ def test_sarif_with_unreadable_input_and_bad_suppressions_still_validates(tmp_pa
     assert [n["level"] for n in notes] == ["error", "error"]
     assert notes[0]["locations"][0]["physicalLocation"]["region"] == {"startLine": 1}
     assert "unknown rule in `# analyzer: ignore[…]`: 'kill-after-redy'" in notes[1]["message"]["text"]
+
+
+def test_config_rules_dir_and_rule_options(tmp_path: Path) -> None:
+    from tests.rules.packs import write_user_pack
+
+    write_user_pack(tmp_path / "team_rules")
+    session = tmp_path / "s.session.yaml"
+    session.write_text("events:\n  - bash: nohup python -m http.server 8000 &\n  - bash: killall node\n", "utf-8")
+    cfg = tmp_path / "analyzer.toml"
+    cfg.write_text('rules_dir = ["team_rules"]\n', "utf-8")
+    result = check("--config", str(cfg), "--format", "json", str(session))
+    assert rules_of(result) == ["launch-without-log", "over-broad-kill"]
+    cfg.write_text('rules_dir = ["team_rules"]\n\n[options.over-broad-kill]\nflag_generic = false\n', "utf-8")
+    assert rules_of(check("--config", str(cfg), "--format", "json", str(session))) == ["launch-without-log"]
+    cfg.write_text('[options.over-broad-kill]\nflag_generic = "sometimes"\n', "utf-8")
+    bad = check("--config", str(cfg), str(session))
+    assert bad.exit_code == 2
+    assert bad.stderr == (f"analyzer: {cfg}: rule 'over-broad-kill': bad options or severity: "
+                          "flag_generic: Input should be a valid boolean, unable to interpret input\n")

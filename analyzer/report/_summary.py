@@ -31,8 +31,11 @@ class Context:
         return [Seg("At " if capital else "at "), Seg(self.times.clock(index), href=f"#event-{index}")]
 
     def name(self, instance: str | None) -> str:
-        inst = self.world.instances.get(instance or "")
-        return self.clean(inst.name) if inst else "a server"
+        """An instance's name, given its id (or already its name, as some rule details hold)."""
+        key = resolve(self.world, instance)
+        if key is not None:
+            return self.clean(self.world.instances[key].name)
+        return self.clean(instance) if instance else "a server"
 
     def said(self, index: int, room: int = 90) -> Seg:
         ev = self.world.event(index)
@@ -56,6 +59,15 @@ class Context:
         return [Seg(" It was not serving again until "), Seg(self.times.clock_of(self.times.done(o.end), o.end),
                                                              href=f"#event-{o.end}"),
                 Seg(f" ({o.span}).")]
+
+
+def resolve(world: World, ref: str | None) -> str | None:
+    """The instance id for an id or a name (``sglang server on 10.1.230.181:30000``), else None."""
+    if not ref:
+        return None
+    if ref in world.instances:
+        return ref
+    return next((k for k, inst in world.instances.items() if inst.name == ref), None)
 
 
 def _related(f: Finding, role: str) -> int | None:
@@ -165,7 +177,7 @@ def unrequested_teardown(ctx: Context, f: Finding) -> list[Seg]:
     extra = [str(x) for x in f.details.get("unrequested", [])] or ([f.instance] if f.instance else [])
     out += [Seg(", but "), *ctx.at(at, capital=False),
             Seg(f" the agent also stopped {_join(['the ' + ctx.name(x) for x in extra])}.")]
-    down = [x for x in extra if (o := ctx.outage_from(x, at)) is not None and o.end is None]
+    down = [x for x in extra if (o := ctx.outage_from(resolve(ctx.world, x), at)) is not None and o.end is None]
     if down:
         it = "It was" if len(down) == 1 else ("Both were" if len(down) == 2 else "All were")
         out.append(Seg(f" {it} still down at the end of the log."))

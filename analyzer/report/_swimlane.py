@@ -29,7 +29,7 @@ USER_H = 34
 LANE_H = 54
 MAX_PROBES = 200
 MAX_USER = 400
-NUDGE = 7.0
+NUDGE = 9.0
 
 
 @dataclass
@@ -163,27 +163,27 @@ class Scale:
         return [Tick(self._x(off + w / 2), f"{duration(real)} idle, shortened") for off, w, real in self.breaks]
 
 
-def _triangle(x: float, y: float, r: float = 5.5) -> str:
+def _triangle(x: float, y: float, r: float = 6.5) -> str:
     return f"M{x:.1f} {y - r:.1f}L{x + r:.1f} {y + r * 0.8:.1f}L{x - r:.1f} {y + r * 0.8:.1f}Z"
 
 
-def _circle(x: float, y: float, r: float = 4.0) -> str:
+def _circle(x: float, y: float, r: float = 4.5) -> str:
     return f"M{x - r:.1f} {y:.1f}a{r} {r} 0 1 0 {2 * r:.1f} 0a{r} {r} 0 1 0 {-2 * r:.1f} 0Z"
 
 
-def _cross(x: float, y: float, r: float = 4.5) -> str:
+def _cross(x: float, y: float, r: float = 5.0) -> str:
     return (f"M{x - r:.1f} {y - r:.1f}L{x + r:.1f} {y + r:.1f}M{x + r:.1f} {y - r:.1f}L{x - r:.1f} {y + r:.1f}")
 
 
-def _diamond(x: float, y: float, r: float = 5.0) -> str:
+def _diamond(x: float, y: float, r: float = 6.0) -> str:
     return f"M{x:.1f} {y - r:.1f}L{x + r:.1f} {y:.1f}L{x:.1f} {y + r:.1f}L{x - r:.1f} {y:.1f}Z"
 
 
-def _bang(x: float, y: float, r: float = 5.5) -> str:
+def _bang(x: float, y: float, r: float = 6.5) -> str:
     return f"M{x:.1f} {y + r:.1f}L{x + r:.1f} {y - r * 0.7:.1f}L{x - r:.1f} {y - r * 0.7:.1f}Z"
 
 
-def _bubble(x: float, y: float, r: float = 5.5) -> str:
+def _bubble(x: float, y: float, r: float = 7.0) -> str:
     return (f"M{x - r:.1f} {y - r * 0.7:.1f}h{2 * r:.1f}v{r * 1.2:.1f}h{-r * 0.9:.1f}l{-r * 0.6:.1f} {r * 0.6:.1f}"
             f"v{-r * 0.6:.1f}h{-r * 0.5:.1f}Z")
 

@@ -42,6 +42,8 @@ class Row:
     input: str = ""
     status: list[str] = field(default_factory=list)
     output: Shown | None = None
+    preview: str = ""
+    """The output's first non-blank line, shown beside the folded output."""
     thinking: Shown | None = None
     facts: list[str] = field(default_factory=list)
     badges: list[Badge] = field(default_factory=list)
@@ -130,5 +132,7 @@ def rows(world: World, times: Times, clean: Cleaner, badges: dict[int, list[Badg
                 row.input = clean.one_line(orjson.dumps(ev.input).decode(), 600)
             if ev.output:
                 row.output = clean.text(ev.output, head_lines=40, tail_lines=20, head_chars=8000, tail_chars=3000)
+                first = next((ln for ln in row.output.head.split("\n") if ln.strip()), "")
+                row.preview = first.strip()[:110] + ("…" if len(first.strip()) > 110 else "")
         out.append(row)
     return out

@@ -21,11 +21,12 @@ import jinja2
 
 from analyzer import __version__
 from analyzer.lifecycle.facts import ModelDisagreement
+from analyzer.lifecycle.world import World
 from analyzer.pipeline import Analysis
 from analyzer.report._clean import Cleaner, Seg, with_code
 from analyzer.report._evidence import Excerpt, excerpt, where_of
 from analyzer.report._impact import Impact, impacts
-from analyzer.report._summary import Context, sentence
+from analyzer.report._summary import Context, resolve, sentence
 from analyzer.report._swimlane import Swimlane
 from analyzer.report._swimlane import build as build_swimlane
 from analyzer.report._timeline import Badge, Row, rows
@@ -109,9 +110,9 @@ def rule_docs(cls: type[Rule] | None) -> dict[str, list[list[Seg]]]:
             if sections.get(title)}
 
 
-def finding_instances(f: Finding) -> set[str]:
+def finding_instances(world: World, f: Finding) -> set[str]:
     """The servers a finding is about: its instance, plus those its details name (``unrequested``
-    lists, the victims of the kills it records)."""
+    lists, the victims of the kills it records), by id or by name."""
     out = {f.instance} if f.instance else set()
 
     def walk(node: Any, key: str = "") -> None:
@@ -125,7 +126,7 @@ def finding_instances(f: Finding) -> set[str]:
             out.add(node)
 
     walk(f.details)
-    return out
+    return {key for ref in out if (key := resolve(world, ref)) is not None}
 
 
 def _order(findings: list[Finding]) -> list[Finding]:
@@ -203,7 +204,7 @@ def report_context(analysis: Analysis, *, redact: bool = True,
     times = Times(session)
     ordered = _order(a.findings)
     ctx = Context(world=world, times=times, clean=clean)
-    ctx.impacts = impacts(world, times, [finding_instances(f) for f in ordered])
+    ctx.impacts = impacts(world, times, [finding_instances(world, f) for f in ordered])
     findings = _finding_views(a, ordered, times, clean, ctx, rules)
     story = sorted(findings, key=lambda v: (v.anchor, -_rank(v.severity)))
     timeline: list[Row] = rows(world, times, clean, _badges(ordered))

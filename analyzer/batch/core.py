@@ -197,6 +197,7 @@ def run_batch(options: BatchOptions, progress: Progress | None = None,
         engine_loads=sum(r.loaded_engine for r in fresh), workers=len({r.worker for r in fresh}),
         jobs=options.jobs, since=options.since, reports="html" if options.reports else "none",
         reports_note=note, rules=sorted(r.name for r in engine.rules), started_at=started_at, names=names,
+        redact=options.redact,
     )
     if note and on_note:
         on_note(note)

@@ -16,6 +16,7 @@ from analyzer import __version__
 from analyzer.batch.chart import build_chart
 from analyzer.batch.job import SessionResult
 from analyzer.batch.results import SEVERITIES, BatchRun, short_error, when
+from analyzer.report.redact import Redactor
 
 TEMPLATE = "index.html.j2"
 
@@ -44,7 +45,7 @@ def duration(seconds: float | None) -> str:
     return f"{s // 3600}h {s % 3600 // 60:02d}m"
 
 
-def _row(r: SessionResult, name: str, error_id: int | None) -> dict[str, Any]:
+def _row(r: SessionResult, name: str, error_id: int | None, redact: Redactor) -> dict[str, Any]:
     date = when(r)
     secs = None
     if r.started and r.ended:
@@ -63,7 +64,7 @@ def _row(r: SessionResult, name: str, error_id: int | None) -> dict[str, Any]:
         "counts": counts,
         "href": quote(r.report) if r.report else None,
         "failed": r.status != "ok",
-        "error": short_error(r) if r.error else None,
+        "error": redact(short_error(r)) if r.error else None,
         "error_id": error_id,
     }
 
@@ -80,10 +81,11 @@ def environment() -> jinja2.Environment:
 
 
 def render_index(run: BatchRun, roots: list[str]) -> str:
+    redact = Redactor(enabled=run.redact)
     rows: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
     for r in run.results:
-        row = _row(r, run.names.get(r.key, r.session), len(failures) + 1 if r.status != "ok" else None)
+        row = _row(r, run.names.get(r.key, r.session), len(failures) + 1 if r.status != "ok" else None, redact)
         rows.append(row)
         if row["failed"]:
             failures.append(row)

@@ -82,6 +82,8 @@ class BatchRun:
     rules: list[str] = field(default_factory=list)
     """The rules that ran."""
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    redact: bool = True
+    """Redact secrets in what the index shows from the input (error messages)."""
     names: dict[str, str] = field(default_factory=dict)
     """Session key → its path relative to the folder it was found under (the index shows these)."""
 

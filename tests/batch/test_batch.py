@@ -410,3 +410,19 @@ def test_each_session_of_an_opencode_database(tmp_path: Path) -> None:
     con.commit()
     con.close()
     assert batch(tmp_path / "in", out=out).summary()["analyzed"] == 2  # one file for both: both again
+
+
+@pytest.mark.parametrize(("extra", "shown"), [((), False), (("--no-redact",), True)])
+def test_secrets_in_error_messages_are_redacted_in_the_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             extra: tuple[str, ...], shown: bool) -> None:
+    secret = "sk-ant-api03-" + "A" * 40
+    session_yaml(tmp_path / "in" / "a.session.yaml")
+
+    def leak(path: str, member: str | None) -> Any:
+        raise ValueError(f"bad header: Authorization: Bearer {secret}")
+
+    monkeypatch.setattr(job, "load_session", leak)
+    run = batch(tmp_path / "in", out=tmp_path / "out", extra=("--format-reports", "none", *extra))
+    index = (tmp_path / "out" / "index.html").read_text()
+    assert (secret in index) is shown and ("[REDACTED]" in index) is not shown
+    assert secret in run.summary()["errors"][0]["error"]  # summary.json is the raw record

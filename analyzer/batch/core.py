@@ -8,7 +8,7 @@ import dataclasses
 import multiprocessing
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -107,8 +107,9 @@ def _since_by_mtime(job: Job, since: datetime) -> bool:
     return st is None or datetime.fromtimestamp(st[1] / 1e9, tz=UTC) >= since
 
 
-def run_batch(options: BatchOptions, progress: Progress | None = None,
-              on_note: Callable[[str], None] | None = None) -> BatchRun:
+def run_batch(options: BatchOptions, progress: Progress | None = None) -> BatchRun:
+    """Run the batch; raises ``BatchError`` on usage problems (no session, unusable output folder),
+    ``ConfigError``/``SelectionError`` from loading the rules. Sessions never raise."""
     t0 = time.perf_counter()
     started_at = datetime.now(UTC)
     out = options.out
@@ -199,8 +200,6 @@ def run_batch(options: BatchOptions, progress: Progress | None = None,
         reports_note=note, rules=sorted(r.name for r in engine.rules), started_at=started_at, names=names,
         redact=options.redact,
     )
-    if note and on_note:
-        on_note(note)
     run.seconds = time.perf_counter() - t0
     write_outputs(run, out)
     write_atomic(out / "index.html", render_index(run, [str(p) for p in options.paths]).encode("utf-8"))

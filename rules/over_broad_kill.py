@@ -31,7 +31,8 @@ class OverBroadKill(Rule):
     Known false positives:
         The process model is a prediction: a harness that runs commands from a file instead of
         ``bash -c`` is not hit by its own pattern. When the output shows later commands ran, the
-        analyzer records the disagreement and still reports the pattern's reach.
+        observation wins: the shell is not reported as a victim, while the relaunch and generic
+        victims still are.
 
     How to avoid it:
         Kill by pid or port (``kill $(cat pidfile)``, ``fuser -k 30001/tcp``), use ``pkill -A``
@@ -58,9 +59,14 @@ class OverBroadKill(Rule):
             reasons: list[dict[str, str]] = []  # the long why of each, for reports
             related: list[tuple[str, int]] = []
             instance = None
+            # the output shows later commands ran: the shell evidently survived its own pattern
+            observed_ran = any(isinstance(f, ModelDisagreement) and f.instance is None for f in world.facts_at(event))
             for k in kills:
                 for v in k.victims:
-                    if v.role in _ROLE_NAMES:
+                    if v.role == "shell" and observed_ran:
+                        reasons.append({"kill": k.text, "victim": v.label, "why": v.reason,
+                                        "observed": "the output shows the shell went on"})
+                    elif v.role in _ROLE_NAMES:
                         clause = f"{_ROLE_NAMES[v.role]} ({_why(k)} is in its command line)"
                         reasons.append({"kill": k.text, "victim": v.label, "why": v.reason})
                         if clause not in clauses and not any(c.startswith(_ROLE_NAMES[v.role]) for c in clauses):
@@ -81,7 +87,6 @@ class OverBroadKill(Rule):
                         related.append(r)
             if not clauses:
                 continue
-            observed_ran = any(isinstance(f, ModelDisagreement) and f.instance is None for f in world.facts_at(event))
             tail = "; the rest of the command never runs" if any(k.self_kill for k in kills) and not observed_ran else ""
             victims = list(dict.fromkeys(clauses))
             listed = ", ".join(victims[:-1]) + " and " + victims[-1] if len(victims) > 1 else victims[0]

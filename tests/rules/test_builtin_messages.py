@@ -24,11 +24,14 @@ def analyze_text(tmp_path: Path, text: str, *rules: str) -> Analysis:
 def test_over_broad_kill_names_each_unintended_victim_and_why_in_short() -> None:
     a = analyze(FIXTURES / "seeds" / "002-restart-30001-teardown.session.yaml", "over-broad-kill")
     [f] = a.findings
-    assert f.message == ("kills more than its target: its own shell (`launch_router` is in its command line) "
-                         "and the relaunch after it (`launch_server.*3000[01]` matches it)")
-    assert len(f.message) <= 160
+    # the model predicts the first pkill takes down its own remote shell, but the output ("PID 148136"
+    # echoed after it) shows the shell went on: observation wins, and the relaunch is what it hits
+    assert f.message == "kills more than its target: the relaunch after it (`launch_server.*3000[01]` matches it)"
     victims = f.details["victims"]
-    assert [v["victim"] for v in victims][:2] == ["the remote shell on 10.1.230.181 running this command"] * 2
+    assert [(v["victim"], v.get("observed")) for v in victims] == [
+        ("the remote shell on 10.1.230.181 running this command", "the output shows the shell went on"),
+        ("the remote shell on 10.1.230.181 running this command", "the output shows the shell went on"),
+        ("the relaunch in the same command", None)]
     assert "it is the remote shell sshd started on 10.1.230.181" in victims[0]["why"]
     assert {r.role for r in f.related} == {"matched-process"}
 

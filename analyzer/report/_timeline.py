@@ -83,6 +83,13 @@ def _status(ev: ToolEvent) -> list[str]:
     return out
 
 
+def _time(own: bool, times: Times, index: int) -> str:
+    """The event's clock time; ``≈`` when the record has none and the previous one's is shown."""
+    if not times.timed:
+        return ""
+    return times.clock(index, seconds=True) if own else "≈ " + times.clock(index, seconds=True)
+
+
 def _command(row: Row, command: str, kills: list[Kill], clean: Cleaner) -> None:
     shown = clean.text(command, head_lines=80, tail_lines=10, head_chars=8000, tail_chars=1500)
     needles = kill_needles(kills, clean) if kills else []
@@ -100,7 +107,7 @@ def rows(world: World, times: Times, clean: Cleaner, badges: dict[int, list[Badg
     for ev in session.events:
         at = facts.get(ev.index, [])
         row = Row(index=ev.index, kind=ev.kind, kind_label=ev.kind, who=who(ev),
-                  time=times.clock(ev.index, seconds=True) if ev.ts or times.timed else "",
+                  time=_time(ev.ts is not None, times, ev.index),
                   where=where_of(session, ev), agent=ev.agent,
                   facts=[clean.one_line(f.detail, 300) for f in at if f.detail],
                   badges=badges.get(ev.index, []))

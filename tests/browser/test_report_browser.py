@@ -132,3 +132,23 @@ def test_filter_by_kind_hides_and_a_link_reveals(page: tuple[Any, list[str], lis
     in_viewport(pg, "#event-10")
     sync_api.expect(pg.locator("#shown-count")).to_have_text("18 of 18 events shown")
     assert blocked == [] and errors == []
+
+
+def test_readable_without_javascript(tmp_path: Path, analysis: Any, browser: Any) -> None:
+    report = tmp_path / "report-002.html"
+    report.write_text(render_html(analysis), encoding="utf-8")
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, java_script_enabled=False,
+                                  reduced_motion="reduce")
+    try:
+        pg = context.new_page()
+        pg.goto(report.as_uri())
+        sync_api.expect(pg.locator("#filters")).to_be_hidden()  # the JS-only controls stay out of the way
+        sync_api.expect(pg.locator("#summary ol.story li")).to_have_count(3)
+        details = pg.locator("#event-9 details.output")
+        details.locator("summary").click()
+        sync_api.expect(details.locator("pre.out")).to_be_visible()
+        pg.locator("article.finding").first.locator("a.anchor-link").click()
+        in_viewport(pg, "#event-9")
+        pg.screenshot(path=str(tmp_path / "report-002-nojs.png"))
+    finally:
+        context.close()

@@ -131,3 +131,17 @@ def test_a_rule_without_a_cases_file_fails(tmp_path: Path) -> None:
     assert failure.message.startswith("no cases file beside")
     with pytest.raises(AssertionError, match="over-broad-kill: 1 failing case"):
         assert_rule_cases(lr)
+
+
+def test_a_pack_in_another_repository_uses_the_same_helpers(tmp_path: Path) -> None:
+    from tests.rules.packs import write_user_pack
+
+    folder = write_user_pack(tmp_path / "their_rules")
+    [param] = rule_case_params(folder)
+    assert param.id == "launch-without-log"
+    report = assert_rule_cases(param.values[0])
+    assert (report.tp, report.fp, report.fn) == (1, 0, 0)
+    (folder / "half_written.py").write_text("from analyzer.rules import Rule\n\nclass X(Rule):\n    name = 'x'\n",
+                                            "utf-8")
+    with pytest.raises(AssertionError, match=r"rules failed to load:\n.*half_written.py: rule X: "):
+        rule_case_params(folder)

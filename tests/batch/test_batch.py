@@ -144,13 +144,13 @@ def test_second_run_analyzes_nothing_and_gives_the_same_bytes(fixtures_run: Run,
 
 
 def test_jobs_1_and_2_give_identical_findings(fixtures_run: Run, tmp_path: Path) -> None:
-    assert fixtures_run.out is not None
+    two = batch(FIXTURES, out=tmp_path / "two", jobs=2, extra=("--format-reports", "none"))
     one = batch(FIXTURES, out=tmp_path / "one", jobs=1, extra=("--format-reports", "none"))
-    assert one.code == 0
-    assert (tmp_path / "one" / "findings.jsonl").read_bytes() == (fixtures_run.out / "findings.jsonl").read_bytes()
-    assert one.summary()["workers"] == 1 and fixtures_run.summary()["workers"] == 2
+    assert one.code == two.code == 0
+    assert (tmp_path / "one" / "findings.jsonl").read_bytes() == (tmp_path / "two" / "findings.jsonl").read_bytes()
+    assert one.summary()["workers"] == 1 and two.summary()["workers"] == 2
     # rules and catalog load at most once per worker process, never per session
-    assert fixtures_run.summary()["engine_loads"] <= fixtures_run.summary()["workers"]
+    assert fixtures_run.summary()["engine_loads"] <= fixtures_run.summary()["workers"] == 2
 
 
 def small_tree(root: Path) -> dict[str, Path]:

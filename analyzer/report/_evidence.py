@@ -173,7 +173,7 @@ def excerpt(world: World, times: Times, clean: Cleaner, index: int, role: str,
     ev = session.events[index]
     facts = world.facts_at(index)
     out = Excerpt(role=role, role_name=ROLE_NAMES.get(role, role.replace("-", " ")), index=index, kind=ev.kind,
-                  who=who(ev), time=times.clock(index, seconds=True), where=where_of(session, ev), body=[],
+                  who=who(ev), time=times.stamp(index), where=where_of(session, ev), body=[],
                   mono=False)
     if isinstance(ev, UserEvent):
         text = clean.clip(ev.text, 1200)

@@ -92,14 +92,14 @@ def _measure(o: Outage, times: Times) -> None:
     start = times.at(o.start)
     if o.end is not None:
         end = times.done(o.end)
-        if start and end and times.timed:
+        if start and end and times.meaningful:
             o.seconds = (end - start).total_seconds()
             o.span = o.length = duration(o.seconds)
         else:
             o.span = o.length = times.between(o.start, o.end)
         return
     last = times.last
-    if start and last and times.timed:
+    if start and last and times.meaningful:
         o.seconds = (last - start).total_seconds()
         o.length = duration(o.seconds)
     else:

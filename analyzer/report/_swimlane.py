@@ -70,6 +70,8 @@ class Lane:
 class Tick:
     x: float
     label: str
+    anchor: str = "middle"
+    """SVG text-anchor: the last tick is right-aligned so its label is not cut."""
 
 
 @dataclass
@@ -93,7 +95,7 @@ class Scale:
 
     def __init__(self, times: Times) -> None:
         self.times = times
-        self.by_time = times.timed
+        self.by_time = times.meaningful
         self.breaks: list[tuple[float, float, float]] = []  # (start offset, compressed width, real seconds)
         if self.by_time:
             assert times.first is not None and times.last is not None
@@ -296,6 +298,9 @@ def build(world: World, times: Times, clean: Cleaner) -> Swimlane:
         _spread(lane.markers)
         lanes.append(lane)
         y += LANE_H
-    return Swimlane(width=WIDTH, height=int(y + 8), lanes=lanes, user=user, ticks=scale.ticks(),
+    ticks = scale.ticks()
+    for t in ticks:
+        t.anchor = "end" if t.x > X1 - 30 else "middle"
+    return Swimlane(width=WIDTH, height=int(y + 8), lanes=lanes, user=user, ticks=ticks,
                     breaks=scale.break_ticks(), axis="time (as logged)" if scale.by_time else "event number",
                     thinned=thinned)

@@ -85,9 +85,8 @@ def _status(ev: ToolEvent) -> list[str]:
 
 def _time(own: bool, times: Times, index: int) -> str:
     """The event's clock time; ``≈`` when the record has none and the previous one's is shown."""
-    if not times.timed:
-        return ""
-    return times.clock(index, seconds=True) if own else "≈ " + times.clock(index, seconds=True)
+    stamp = times.stamp(index)
+    return stamp if own or not stamp else "≈ " + stamp
 
 
 def _command(row: Row, command: str, kills: list[Kill], clean: Cleaner) -> None:

@@ -34,9 +34,13 @@ class Times:
         self.last: datetime | None = max(known) if known else None
         self.multi_day = bool(self.first and self.last and self.first.date() != self.last.date())
         self.count = len(events)
+        distinct = len({ev.ts for ev in events if ev.ts is not None})
+        self.meaningful = self.timed and distinct >= max(2, self.count // 2)
+        """Times tell events apart: most records have their own (aider stamps a whole chat once)."""
 
     @property
     def timed(self) -> bool:
+        """The log has times at all (and they span something)."""
         return self.first is not None and self.last is not None and self.last > self.first
 
     def at(self, index: int) -> datetime | None:
@@ -49,16 +53,23 @@ class Times:
         """``03:12`` (with the date when the session spans days), or ``event #12``."""
         return self.clock_of(self.at(index), index, seconds)
 
+    def stamp(self, index: int) -> str:
+        """The time logged for an event, with seconds, as a label beside it ("" without times)."""
+        t = self.at(index)
+        return self.clock_of(t, seconds=True) if t is not None and self.timed else ""
+
     def clock_of(self, t: datetime | None, index: int | None = None, seconds: bool = False) -> str:
+        if index is not None and (t is None or not self.meaningful):
+            return f"event #{index}"
         if t is None:
-            return f"event #{index}" if index is not None else "—"
+            return "—"
         fmt = "%H:%M:%S" if seconds else "%H:%M"
         return t.strftime(("%Y-%m-%d " if self.multi_day else "") + fmt)
 
     def between(self, a: int, b: int) -> str:
         """How long from event ``a`` to event ``b``: ``18 s``, ``2 min``, or ``3 events``."""
         ta, tb = self.at(a), self.at(b)
-        if ta is not None and tb is not None and self.timed:
+        if ta is not None and tb is not None and self.meaningful:
             return duration((tb - ta).total_seconds())
         n = b - a
         return f"{n} event{'s' if n != 1 else ''}"

@@ -150,7 +150,7 @@ def _finding_views(a: Analysis, ordered: list[Finding], times: Times, clean: Cle
         out.append(FindingView(
             number=n, rule=f.rule, severity=f.severity.value, message=with_code(clean(f.message)),
             instance=ctx.name(f.instance) if f.instance else "", anchor=f.anchor.index,
-            where=where_of(a.session, ev), time=times.clock(f.anchor.index, seconds=True),
+            where=where_of(a.session, ev), time=times.stamp(f.anchor.index),
             fingerprint=f.fingerprint, sentence=sentence(ctx, f), evidence=evidence,
             summary=loaded.cls.summary if loaded else "", docs=rule_docs(loaded.cls if loaded else None),
         ))

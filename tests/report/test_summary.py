@@ -78,3 +78,24 @@ def test_rule_not_loaded_says_so() -> None:
 ])
 def test_duration_words(seconds: float, text: str) -> None:
     assert duration(seconds) == text
+
+
+def test_a_log_without_times_speaks_in_event_numbers(tmp_path: Path) -> None:
+    log = tmp_path / "untimed.session.yaml"
+    log.write_text(
+        "events:\n"
+        "  - user: Start the API on port 8000\n"
+        "  - bash: nohup uvicorn app:api --port 8000 > api.log 2>&1 &\n"
+        "  - bash: curl -sf localhost:8000/health\n"
+        "    output: '{\"ok\": true}'\n"
+        "  - user: Ready\n"
+        "  - bash: pkill -f uvicorn\n"
+        "  - assistant: Stopped it.\n", encoding="utf-8")
+    a = analyze(log)
+    assert [f.rule for f in a.findings] == ["kill-after-ready"]
+    page = parse(render_html(a))
+    assert "At event #4 the agent killed the uvicorn app on local:8000" in page.section_text("summary")
+    assert "1 event after the user said it was ready" in page.section_text("summary")
+    assert "1 event+" in page.section_text("impact")
+    svg = next(e for e in page.by_id("lifecycle").iter() if e.tag == "svg")
+    assert "event number" in svg.all_text

@@ -13,10 +13,9 @@ from dataclasses import dataclass
 
 from analyzer.report.redact import Redactor
 
-_MARGIN = 4096
-"""Slack around a window of a huge text: a secret cut by the window edge falls in it and is dropped."""
-_WINDOW_AT = 96 * 1024
-"""Texts longer than this are redacted in head and tail windows only (MBs of build logs)."""
+_MARGIN = 1024
+"""Slack around a window of a long text: a secret cut by the window edge falls in it and is dropped
+(tokens are far shorter; an unterminated private key block is masked to the window's end)."""
 
 
 @dataclass(frozen=True)
@@ -105,10 +104,10 @@ class Cleaner:
         raw = text or ""
         total_chars = len(raw)
         total_lines = raw.count("\n") + 1 if raw else 0
-        if total_chars <= _WINDOW_AT:
+        if total_chars <= head_chars + tail_chars + 2 * _MARGIN:
             clean = self(raw)
             head_src, tail_src = clean, clean
-        else:  # redact windows, not megabytes; drop the margin where a secret may be cut in two
+        else:  # redact what is shown, not megabytes; drop the margin where a secret may be cut in two
             head_src = self._window_head(raw, head_chars)
             tail_src = self._window_tail(raw, tail_chars)
             clean = ""

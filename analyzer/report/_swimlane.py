@@ -217,6 +217,8 @@ def _short(text: str, room: int) -> str:
 def _thin(markers: list[Marker], limit: int) -> list[Marker]:
     if len(markers) <= limit:
         return markers
+    if limit <= 0:
+        return []
     step = len(markers) / limit
     return [markers[int(i * step)] for i in range(limit)]
 
@@ -240,7 +242,7 @@ def build(world: World, times: Times, clean: Cleaner) -> Swimlane:
                 what += f" ({clean.one_line(fact.detail, 100)})"
             user.markers.append(Marker(scale.x(ev.index), AXIS_H + USER_H / 2, kind, ev.index, label(ev.index, what)))
     if len(user.markers) > MAX_USER:
-        keep = [m for m in user.markers if m.kind == "instruction"]
+        keep = _thin([m for m in user.markers if m.kind == "instruction"], MAX_USER)
         rest = _thin([m for m in user.markers if m.kind != "instruction"], max(MAX_USER - len(keep), 0))
         thinned.append(f"user messages: {len(keep) + len(rest)} of {len(user.markers)} shown")
         user.markers = sorted(keep + rest, key=lambda m: m.event)

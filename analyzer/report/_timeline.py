@@ -97,8 +97,24 @@ def _command(row: Row, command: str, kills: list[Kill], clean: Cleaner) -> None:
     row.command_note = shown.note
 
 
+OUTPUT_BUDGET = 6_000_000
+"""Characters of tool output the whole timeline shows; each output gets its share (between the
+floor and the cap below), so a session of thousands of outputs stays a page a browser opens."""
+OUTPUT_CAP = 11_000
+OUTPUT_FLOOR = 1_500
+
+
+def output_room(session_outputs: int) -> tuple[int, int, int, int]:
+    """(head lines, tail lines, head chars, tail chars) for each output."""
+    per = max(OUTPUT_FLOOR, min(OUTPUT_CAP, OUTPUT_BUDGET // max(session_outputs, 1)))
+    scale = per / OUTPUT_CAP
+    return max(8, round(40 * scale)), max(4, round(20 * scale)), per * 8 // 11, per * 3 // 11
+
+
 def rows(world: World, times: Times, clean: Cleaner, badges: dict[int, list[Badge]]) -> list[Row]:
     session = world.session
+    head_lines, tail_lines, head_chars, tail_chars = output_room(
+        sum(1 for e in session.events if isinstance(e, ToolEvent) and e.output))
     facts: dict[int, list[Fact]] = {}
     for f in world.facts:
         facts.setdefault(f.event, []).append(f)
@@ -137,7 +153,8 @@ def rows(world: World, times: Times, clean: Cleaner, badges: dict[int, list[Badg
                 row.kind, row.kind_label = "tool", f"tool · {ev.name}"
                 row.input = clean.one_line(orjson.dumps(ev.input).decode(), 600)
             if ev.output:
-                row.output = clean.text(ev.output, head_lines=40, tail_lines=20, head_chars=8000, tail_chars=3000)
+                row.output = clean.text(ev.output, head_lines=head_lines, tail_lines=tail_lines,
+                                        head_chars=head_chars, tail_chars=tail_chars)
                 first = next((ln for ln in row.output.head.split("\n") if ln.strip()), "")
                 row.preview = first.strip()[:110] + ("…" if len(first.strip()) > 110 else "")
         out.append(row)

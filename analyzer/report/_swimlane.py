@@ -101,8 +101,10 @@ class Scale:
             assert times.first is not None and times.last is not None
             t0 = times.first
             points = sorted({(t - t0).total_seconds() for t in times.start + times.end if t is not None})
-            total = points[-1] - points[0] if points else 0.0
-            cap = max(total * 0.12, 300.0)
+            gaps = [b - a for a, b in itertools.pairwise(points)]
+            # a gap is shortened to 15% of the session's active time (each gap counted up to 30 min),
+            # so a night off takes a sliver and the minutes around the incident keep their width
+            cap = max(0.15 * sum(min(g, 1800.0) for g in gaps), 120.0)
             self.points = points
             self.offsets = [0.0]
             for a, b in itertools.pairwise(points):

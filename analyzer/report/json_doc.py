@@ -6,14 +6,18 @@ from typing import Any
 
 from analyzer import __version__
 from analyzer.pipeline import Analysis
+from analyzer.report.redact import Redactor
 from analyzer.rules.api import Finding
+
+_REDACT = Redactor()
+"""Finding messages quote commands and user words: redacted like every report."""
 
 
 def finding_dict(f: Finding) -> dict[str, Any]:
     return {
         "rule": f.rule,
         "severity": f.severity.value,
-        "message": f.message,
+        "message": _REDACT(f.message),
         "anchor": {"index": f.anchor.index, "ref": f.anchor.ref, "line": f.anchor.line,
                    **({"source": f.anchor.source} if f.anchor.source else {})},
         "related": [{"role": r.role, "index": r.index, "ref": r.ref, "line": r.line,

@@ -8,7 +8,10 @@ from urllib.parse import quote
 
 from analyzer import __version__
 from analyzer.pipeline import Analysis
+from analyzer.report.redact import Redactor
 from analyzer.rules.api import Rule, Severity
+
+_REDACT = Redactor()
 
 _LEVEL = {Severity.high: "error", Severity.medium: "warning", Severity.low: "note"}
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -70,7 +73,7 @@ def document(analyses: list[Analysis], rules: list[type[Rule]],
             result: dict[str, Any] = {
                 "ruleId": f.rule,
                 "level": _LEVEL[f.severity],
-                "message": {"text": f.message},
+                "message": {"text": _REDACT(f.message)},
                 "locations": [loc],
                 "partialFingerprints": {"analyzerFingerprint/v1": f.fingerprint},
             }

@@ -7,7 +7,11 @@ import shutil
 
 from analyzer.events import AssistantEvent, Event, SystemEvent, ToolEvent, UserEvent
 from analyzer.pipeline import Analysis
+from analyzer.report.redact import Redactor
 from analyzer.rules.api import EventRef, Finding
+
+_REDACT = Redactor()
+"""Terminal output is a report too: what it quotes from the transcript is redacted."""
 
 
 def excerpt(ev: Event, room: int) -> str:
@@ -19,7 +23,7 @@ def excerpt(ev: Event, room: int) -> str:
         text = f"{ev.subtype}: {ev.text}"
     else:  # pragma: no cover
         text = ""
-    flat = " ".join(text.split())
+    flat = _REDACT(" ".join(text.split()))
     return flat if len(flat) <= room else flat[: max(room - 1, 0)] + "…"
 
 
@@ -31,7 +35,7 @@ def where(a: Analysis, ref: EventRef) -> str:
 def render_finding(a: Analysis, f: Finding, width: int) -> list[str]:
     """The finding's line, then its anchor and each related event cut to ``width``; a related event
     in the anchor's file is located by line alone, so the evidence keeps its room."""
-    lines = [f"{where(a, f.anchor)}: {f.severity.value} {f.rule} {f.message}"]
+    lines = [f"{where(a, f.anchor)}: {f.severity.value} {f.rule} {_REDACT(f.message)}"]
     ev = a.session.events[f.anchor.index]
     lines.append(f"    > {excerpt(ev, width - 6)}")
     for r in f.related:

@@ -37,3 +37,23 @@ def test_ordinary_commands_are_untouched() -> None:
 def test_disabled_redactor_passes_text_through() -> None:
     r = Redactor(enabled=False)
     assert r("export HF_TOKEN=myverysecretvalue") == "export HF_TOKEN=myverysecretvalue"
+
+
+def test_check_output_redacts_what_it_quotes(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from click.testing import CliRunner
+
+    from analyzer.cli import main
+
+    p = tmp_path / "s.session.yaml"
+    p.write_text(
+        "events:\n"
+        "  - bash: 'export ANTHROPIC_API_KEY=sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789 &&"
+        " nohup uvicorn app:api --port 8000 > api.log 2>&1 &'\n"
+        "  - user: Ready\n"
+        "  - bash: pkill -f 'uvicorn app:api'\n"
+    )
+    for fmt in ("text", "json", "sarif"):
+        result = CliRunner().invoke(main, ["check", str(p), "--format", fmt])
+        assert result.exit_code == 1, result.output
+        assert "kill-after-ready" in result.output
+        assert "sk-ant-api03-AbCdEf" not in result.output

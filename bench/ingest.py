@@ -140,7 +140,9 @@ def one_round(templates: list[list[bytes]], pair: tuple[dict[str, Any], dict[str
     return batch
 
 
-def generate(out: Path, entries: int, shell: int, megabytes: float) -> dict[str, int]:
+def generate(out: Path, entries: int, shell: int, megabytes: float, first_round: int = 0) -> dict[str, int]:
+    """Write the session to ``out``. ``first_round`` numbers the rounds from there, so sessions made
+    with different values have different ids and padding text (``bench/scale.py``'s corpus)."""
     templates = [t.read_bytes().splitlines() for t in TEMPLATES]
     parsed = [orjson.loads(raw) for t in templates for raw in t]
     v2_0 = [orjson.loads(raw) for raw in templates[1]]
@@ -160,10 +162,10 @@ def generate(out: Path, entries: int, shell: int, megabytes: float) -> dict[str,
     with out.open("wb") as fh:
         for r in range(rounds):
             delta = timedelta(hours=r)
-            batch = one_round(templates, pair, r, extras[r], sum(extras[:r]))
+            batch = one_round(templates, pair, first_round + r, extras[r], sum(extras[:r]))
             for n, entry in enumerate(batch):
                 if is_shell_result(entry):
-                    text = build_log(pad, r * 1000 + n)
+                    text = build_log(pad, (first_round + r) * 1000 + n)
                     entry["toolUseResult"]["stdout"] = text
                     entry["message"]["content"][0]["content"] = text
                 written["shell"] += bash_calls(entry)

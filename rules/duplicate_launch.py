@@ -42,8 +42,8 @@ class DuplicateLaunch(Rule):
                 continue
             inst = world.instances[launch.instance]
             state = world.state_at(launch.instance, launch.event)
-            died = next((f for f in world.facts_of(Failure)
-                         if f.launch_event == launch.event and f.event == launch.event), None)
+            died = next((f for f in world.facts_at(launch.event)  # indexed: not every failure per launch
+                         if isinstance(f, Failure) and f.launch_event == launch.event), None)
             related = [("prior-launch", launch.duplicate_of)]
             ready = world.ready_signals(launch.instance, launch.event)
             if ready:

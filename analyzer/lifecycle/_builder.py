@@ -68,6 +68,10 @@ class Builder:
         self.resolver = ScriptResolver()
         self.agent = world.session.agent or world.session.format
         self.platforms: dict[str, str] = {}
+        self.task_launch: dict[str, Launch] = {}
+        """background task id -> its latest launch (what a scan of the facts from the end finds)."""
+        self._agent_process: killsem.Process | None = None
+        """The agent's own process, made once (frozen, so every kill can share it)."""
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -278,6 +282,7 @@ class Builder:
         self.w._edge(f"event:{ev.index}", f"instance:{inst}", "launches", fi)
         if launch.task_id:
             self.by_task[launch.task_id] = inst
+            self.task_launch[launch.task_id] = launch
         return fi
 
     def start(self, fi: int) -> None:
@@ -341,19 +346,25 @@ class Builder:
         """``pgrep -af``/``ps aux`` output names the server processes that are alive. One the world
         thought killed is the process model being wrong: observation wins, and it is recorded."""
         lines = output.splitlines()
-        for fact in list(self.w.facts):
-            if not isinstance(fact, Launch) or fact.host != where or not fact.ran or not fact.argv:
+        listed: dict[tuple[str, int | None], bool] = {}  # relaunches repeat the same argv and port
+        launches: list[Launch] = list(self.w._of(Launch))
+        for fact in launches:
+            if fact.host != where or not fact.ran or not fact.argv:
                 continue
             joined = " ".join(fact.argv)
-            port = re.compile(rf"[ =:]{fact.port}\b") if fact.port else None
-            if not any(joined in ln or (port and joined[:60] in ln and port.search(ln)) for ln in lines):
+            shown = listed.get((joined, fact.port))
+            if shown is None:
+                port = re.compile(rf"[ =:]{fact.port}\b") if fact.port else None
+                shown = listed[(joined, fact.port)] = any(
+                    joined in ln or (port and joined[:60] in ln and port.search(ln)) for ln in lines)
+            if not shown:
                 continue
             inst = fact.instance
             assert inst is not None
-            fi = self.w.facts.index(fact)
+            fi = self.w._position(fact)
             lives = self.live.setdefault(inst, [])
             if fi not in lives:
-                if any(isinstance(f, Failure) and f.launch_event == fact.event for f in self.w.facts):
+                if any(f.launch_event == fact.event for f in self.w._of(Failure)):
                     continue  # that launch died on its own; a listed twin is another launch
                 di = self.w._add(ModelDisagreement(
                     event=ev.index, instance=inst, predicted=f"the {fact.label} launched at event {fact.event} was killed",
@@ -362,8 +373,8 @@ class Builder:
                 self.w.notes.append(f"event {ev.index}: {self.w.facts[di].detail}")
                 lives.append(fi)
                 before = [c.state for c in self.w.instances[inst].history if c.event < fact.event + 1]
-                restored = "ready" if any(isinstance(f, Ready) and f.instance == inst and f.event > fact.event
-                                          and f.event < ev.index for f in self.w.facts) else (before[-1] if before else "unknown")
+                restored = "ready" if any(f.instance == inst and f.event > fact.event and f.event < ev.index
+                                          for f in self.w._of(Ready)) else (before[-1] if before else "unknown")
                 self.w._change(inst, restored if restored in ("ready", "starting") else "unknown", di,
                                "still running after the kill (process listing)")
             self.probe(ev, inst, "process-list", f"process {fact.pid or ''} {joined[:60]}".strip(), True)
@@ -420,9 +431,9 @@ class Builder:
                     open_files=("/dev/nvidia0", "/dev/nvidiactl") if self.w.catalog.by_name.get(launch.server)
                     and self.w.catalog.by_name[launch.server].gpu else (),
                 ))
-        agent = killsem.agent_process(self.agent)
-        if agent is not None:
-            procs.append(agent)
+        if self._agent_process is None:
+            self._agent_process = killsem.agent_process(self.agent)
+        procs.append(self._agent_process)
         return procs
 
     def kills_of(self, ev: ToolEvent, script: ShellScript,
@@ -486,7 +497,8 @@ class Builder:
         """Apply one shell call in command order: which launches ran, kills, launches and their own
         failures, then probes; what the output observed outranks what the process model predicts."""
         output = ev.output or ""
-        dead = dead_jobs(output)
+        # the output is read for jobs and PIDs only when a launch or a self-kill needs them
+        dead = dead_jobs(output) if launches or kills else []
         stopper = next((v for _, v in kills if v.self_kill is not None and v.reached), None)
         model_wrong = False
         if stopper is not None:
@@ -510,7 +522,7 @@ class Builder:
                 launch.ran = False
                 launch.detail += " (never ran: command not found)"
         ran = [(c, fi) for c, fi in launches if self.w.facts[fi].ran]  # type: ignore[union-attr]
-        pids = pids_in(output)
+        pids = pids_in(output) if ran else []
         if pids and len(ran) == 1:
             self.w.facts[ran[0][1]].pid = pids[-1]  # type: ignore[union-attr]
         elif pids and len(pids) == len(ran):  # "prefill PID 1 / decode PID 2": one echo per launch
@@ -596,13 +608,10 @@ class Builder:
         if ev.output:
             self.log_evidence(ev, inst, launch, ev.output)
         if ev.exit_code not in (None, 0) and launch is not None:
-            self.fail_launch(ev, launch, self.w.facts.index(launch), "exit", f"exit code {ev.exit_code}")
+            self.fail_launch(ev, launch, self.w._position(launch), "exit", f"exit code {ev.exit_code}")
 
     def launch_of_task(self, task_id: str) -> Launch | None:
-        for f in reversed(self.w.facts):
-            if isinstance(f, Launch) and f.task_id == task_id:
-                return f
-        return None
+        return self.task_launch.get(task_id)  # Launch facts are only made by ``launch_of``
 
     def on_task_stop(self, ev: ToolEvent) -> None:
         inst = self.by_task.get(ev.task_id or "")
@@ -621,7 +630,7 @@ class Builder:
         if inst is None or launch is None:
             return
         lives = self.live.get(inst, [])
-        fi = self.w.facts.index(launch)
+        fi = self.w._position(launch)
         if fi not in lives:
             return  # already stopped by the agent: the notification is the echo of that kill
         if ev.exit_code not in (None, 0) or (ev.status or "") in ("failed", "killed"):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -19,6 +19,26 @@ from analyzer.shell.model import SimpleCommand
 
 _CATALOG_FILE = Path(__file__).with_name("catalog.yaml")
 _PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)?)?$")
+_BACKREF = re.compile(r"\\[1-9]|\(\?P=")
+_MEMO_LIMIT = 4096
+"""Distinct program and module names remembered per catalog (a session repeats a few hundred)."""
+
+
+@lru_cache(maxsize=_MEMO_LIMIT)
+def _basename(word: str) -> str:
+    return PurePosixPath(word).name
+
+
+def _combine(patterns: list[re.Pattern[str]]) -> re.Pattern[str] | None:
+    """One regex that matches where any of ``patterns`` does: one search per line instead of one
+    per pattern. None when joining could change a pattern's meaning (numbered or named
+    back-references, mixed flags, inline global flags)."""
+    if not patterns or len({p.flags for p in patterns}) != 1 or any(_BACKREF.search(p.pattern) for p in patterns):
+        return None
+    try:
+        return re.compile("|".join(f"(?:{p.pattern})" for p in patterns), patterns[0].flags)
+    except re.error:
+        return None
 
 
 class CatalogError(ValueError):
@@ -115,6 +135,9 @@ class Catalog:
         self._ready = {k.name: [re.compile(p) for p in k.ready] for k in kinds}
         self._fail = [re.compile(p, re.M) for p in common_failure]
         self._kind_fail = {k.name: [re.compile(p, re.M) for p in k.failure] for k in kinds}
+        self._by_program: dict[str, list[ServerKind]] = {}
+        self._by_module: dict[str, list[ServerKind]] = {}
+        self._combined: dict[tuple[str, str | None], re.Pattern[str] | None] = {}
 
     @classmethod
     def load(cls, extra: dict[str, dict[str, Any]] | None = None) -> Catalog:
@@ -150,7 +173,7 @@ class Catalog:
         argv = cmd.effective_argv
         if not argv:
             return None
-        prog = PurePosixPath(argv[0]).name
+        prog = _basename(argv[0])
         rest = argv[1:]
         module: str | None = None
         if _PYTHON.match(prog) and "-m" in rest:
@@ -158,13 +181,8 @@ class Catalog:
             if i + 1 < len(rest):
                 module, rest = rest[i + 1], rest[i + 2 :]
         elif prog == "npx" and rest:
-            prog, rest = PurePosixPath(rest[0]).name, rest[1:]
-        for kind in self.kinds:
-            if module is not None:
-                if module not in kind.modules:
-                    continue
-            elif not any(fnmatch.fnmatchcase(prog, g) for g in kind.programs):
-                continue
+            prog, rest = _basename(rest[0]), rest[1:]
+        for kind in self._kinds_running(module) if module is not None else self._kinds_named(prog):
             if kind.subcommand and module is None:
                 words = [w for w in rest if not w.startswith("-")]
                 if not any(words[: len(s)] == s for s in kind.subcommand):
@@ -177,6 +195,25 @@ class Catalog:
                     continue
             return self._launch(kind, cmd, rest)
         return None
+
+    def _kinds_named(self, prog: str) -> list[ServerKind]:
+        """The kinds (in match order) one of whose program globs matches ``prog`` (memoised)."""
+        found = self._by_program.get(prog)
+        if found is None:
+            if len(self._by_program) >= _MEMO_LIMIT:
+                self._by_program.clear()
+            found = self._by_program[prog] = [
+                k for k in self.kinds if any(fnmatch.fnmatchcase(prog, g) for g in k.programs)]
+        return found
+
+    def _kinds_running(self, module: str) -> list[ServerKind]:
+        """The kinds (in match order) run by ``python -m module`` (memoised)."""
+        found = self._by_module.get(module)
+        if found is None:
+            if len(self._by_module) >= _MEMO_LIMIT:
+                self._by_module.clear()
+            found = self._by_module[module] = [k for k in self.kinds if module in k.modules]
+        return found
 
     def _launch(self, kind: ServerKind, cmd: SimpleCommand, rest: list[str]) -> LaunchMatch:
         port: int | None = None
@@ -212,14 +249,26 @@ class Catalog:
     def ready_line(self, kind: str | None, text: str) -> str | None:
         """The first line of ``text`` that says a server of ``kind`` (any kind if None) is ready."""
         pats = self._ready.get(kind, []) if kind else [p for ps in self._ready.values() for p in ps]
-        for line in text.splitlines():
-            if any(p.search(line) for p in pats):
-                return line.strip()
-        return None
+        return self._first_line(("ready", kind), pats, text)
 
     def failure_line(self, kind: str | None, text: str) -> str | None:
         """The first line of ``text`` that shows a failure (common or kind-specific)."""
         pats = self._fail + (self._kind_fail.get(kind, []) if kind else [])
+        return self._first_line(("failure", kind), pats, text)
+
+    def _first_line(self, key: tuple[str, str | None], pats: list[re.Pattern[str]], text: str) -> str | None:
+        """The first line of ``text`` that one of ``pats`` matches, stripped."""
+        if not pats:
+            return None
+        if key not in self._combined:
+            self._combined[key] = _combine(pats)
+        combined = self._combined[key]
+        if combined is not None:
+            search = combined.search
+            for line in text.splitlines():
+                if search(line):
+                    return line.strip()
+            return None
         for line in text.splitlines():
             if any(p.search(line) for p in pats):
                 return line.strip()

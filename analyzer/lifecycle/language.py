@@ -29,16 +29,17 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Final
-
-import spacy
-from spacy.language import Language
-from spacy.matcher import Matcher, PhraseMatcher
-from spacy.tokenizer import Tokenizer
-from spacy.tokens import Doc, Token
-from spacy.util import filter_spans
+from typing import TYPE_CHECKING, Any, Final
 
 from analyzer.lifecycle import _patterns as P
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+    from spacy.matcher import Matcher, PhraseMatcher
+    from spacy.tokens import Doc, Token
+
+# spaCy takes most of a second to import: it is imported when the first message is read
+# (``_build_pipeline``), so commands and sessions that read no message never pay for it.
 
 MAX_ANALYSED_CHARS: Final = 6000
 """Longer messages are read at the first ``HEAD_CHARS`` and last ``TAIL_CHARS`` characters."""
@@ -249,6 +250,8 @@ class _Pipeline:
     verb_forms: dict[str, tuple[str, str]]
     wild_first: frozenset[str]
     """First words of the Matcher's patterns: a message with none of them skips the Matcher."""
+    filter_spans: Any
+    """``spacy.util.filter_spans``, kept here so the module imports spaCy only with the pipeline."""
 
 
 _PIPELINE: _Pipeline | None = None
@@ -262,6 +265,12 @@ def _pipeline() -> _Pipeline:
 
 
 def _build_pipeline() -> _Pipeline:
+    import spacy
+    from spacy.matcher import Matcher, PhraseMatcher
+    from spacy.tokenizer import Tokenizer
+    from spacy.tokens import Doc
+    from spacy.util import filter_spans
+
     nlp = spacy.blank("en")
     tokenizer = nlp.tokenizer
     assert isinstance(tokenizer, Tokenizer)
@@ -297,7 +306,7 @@ def _build_pipeline() -> _Pipeline:
     for alias, canonical in P.KIND_ALIASES.items():
         kinds.add(canonical, [nlp.make_doc(alias)])
     return _Pipeline(nlp=nlp, cues=cues, phrases=phrases, kinds=kinds, verb_forms=P.verb_forms(),
-                     wild_first=frozenset(wild_first))
+                     wild_first=frozenset(wild_first), filter_spans=filter_spans)
 
 
 # --- pastes: what is not the user's own words ----------------------------------------------------------
@@ -527,7 +536,7 @@ def _find_entities(prep: _Prepared, doc: Doc, pipe: _Pipeline, tokens: list[Toke
                 hosts.append(Entity(EntityLabel.host, name.lower(), m.start("host"), m.end("host"), name))
 
     kinds: list[Entity] = []
-    spans = filter_spans(pipe.kinds(doc, as_spans=True))
+    spans = pipe.filter_spans(pipe.kinds(doc, as_spans=True))
     for span in spans:
         start, end = prep.original(span.start_char), prep.original(span.end_char - 1) + 1
         kinds.append(Entity(EntityLabel.kind, span.label_, start, end, masked[start:end]))

@@ -18,6 +18,10 @@ _REFUSED = re.compile(
     r"|No route to host|Connection reset|timed out|ECONNREFUSED|^000$",
     re.I | re.M,
 )
+_REFUSED_WORDS = ("connection refused", "failed to connect", "couldn't connect", "curl: (7)", "curl: (52)",
+                  "curl: (56)", "curl: (28)", "empty reply from server", "no route to host", "connection reset",
+                  "timed out", "econnrefused")
+"""``_REFUSED``'s alternatives as lowercase text, but for ``^000$``."""
 _HTTP_TOOLS = frozenset({"curl", "wget", "http", "https", "xh"})
 _PID = re.compile(r"(?:\bPID[:= ]\s*|^\[\d+\]\s+)(\d{2,8})\b", re.M)
 _JOB_DIED = re.compile(
@@ -58,7 +62,7 @@ def probe_of(cmd: SimpleCommand, output: str | None, exit_code: int | None, wher
             return None
         host = norm_host(m.group("host"), where)
         port = int(m.group("port"))
-        if _REFUSED.search(out) or (exit_code not in (None, 0)):
+        if refused(out) or (exit_code not in (None, 0)):
             answered = False
         elif out.strip():
             answered = True
@@ -82,6 +86,16 @@ def probe_of(cmd: SimpleCommand, output: str | None, exit_code: int | None, wher
         answered = bool(re.search(rf"[:.]{port}\b.*LISTEN|LISTEN.*[:.]{port}\b|[:.]{port}\s", out))
         return ProbeRead("port-list", where, port, text, answered)
     return None
+
+
+def refused(output: str) -> bool:
+    """``_REFUSED.search(output)``, without the regex for ASCII text: there, ignoring case is
+    lowercasing, so each alternative is a substring of the lowered text (a case-insensitive
+    alternation gives the regex engine no literal to skip to: about 8 MB/s over long outputs)."""
+    if not output.isascii():
+        return _REFUSED.search(output) is not None
+    low = output.lower()
+    return any(word in low for word in _REFUSED_WORDS) or "\n000\n" in f"\n{low}\n"
 
 
 def pids_in(output: str | None) -> list[int]:

@@ -7,15 +7,20 @@ processes the world knows at that moment.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from itertools import pairwise
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
-import networkx as nx
 from pydantic import BaseModel, Field
 
 from analyzer.events import Event, Session, UserEvent
+from analyzer.ingest.base import paused_gc
 from analyzer.lifecycle.catalog import Catalog, default_catalog
 from analyzer.lifecycle.facts import Fact, Failure, Instruction, Kill, Launch, Ready, State
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 F = TypeVar("F", bound=BaseModel)
 
@@ -60,37 +65,113 @@ class Instance(BaseModel):
         return f"{self.label} on {where}"
 
     def state_at(self, event: int, inclusive: bool = True) -> State:
-        state: State = "unknown"
-        for change in self.history:
-            if change.event < event or (inclusive and change.event == event):
-                state = change.state
-            else:
-                break
-        return state
+        # the history is appended in timeline order, so the changes before ``event`` are a prefix
+        history = self.history
+        if inclusive:
+            k = bisect_right(history, event, key=_event_of)
+        else:
+            k = bisect_left(history, event, key=_event_of)
+        return history[k - 1].state if k else "unknown"
+
+
+def _event_of(change: StateChange) -> int:
+    return change.event
 
 
 @dataclass
 class World:
-    """Everything the lifecycle stage learned about a session."""
+    """Everything the lifecycle stage learned about a session.
+
+    The queries below are indexed: each index is built on first use and extended as facts are
+    appended (``_add``), so a rule asking once per kill or per event stays linear in the session.
+    ``facts`` is append-only; the builder never removes or replaces a fact."""
 
     session: Session
     catalog: Catalog
     facts: list[Fact] = field(default_factory=list)
     instances: dict[str, Instance] = field(default_factory=dict)
-    graph: nx.MultiDiGraph = field(default_factory=nx.MultiDiGraph)
     notes: list[str] = field(default_factory=list)
     """What the builder skipped or could not read (never silent)."""
+    _nodes: dict[str, dict[str, Any]] = field(default_factory=dict, init=False, repr=False)
+    _edges: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict, init=False, repr=False)
+    _graph: nx.MultiDiGraph | None = field(default=None, init=False, repr=False)
+    _positions: dict[int, int] = field(default_factory=dict, init=False, repr=False)
+    """id(fact) -> its index in ``facts``."""
+    _kinds: dict[Any, tuple[list[int], list[Any]]] = field(default_factory=dict, init=False, repr=False)
+    """kind -> ([facts indexed so far], facts of that kind in order)."""
+    _at: tuple[list[int], dict[int, list[Fact]]] = field(default_factory=lambda: ([0], {}), init=False, repr=False)
+    _per_instance: dict[Any, tuple[list[int], dict[str | None, list[Any]]]] = field(
+        default_factory=dict, init=False, repr=False)
+    _prompts: tuple[list[int], list[int], bool] | None = field(default=None, init=False, repr=False)
+    """(``index`` of each user prompt, its position in ``session.events``, whether the indexes
+    ascend), in timeline order."""
+    _lifted: tuple[int, dict[int, int | None]] = field(default_factory=lambda: (-1, {}), init=False, repr=False)
+    """(instructions seen, id(hold) -> the first later instruction event that lifts it, or None)."""
+
+    # -- the graph (networkx is imported when a caller first asks for it) ------------------------
+
+    @property
+    def graph(self) -> nx.MultiDiGraph:
+        """Instances and events tied by relations (``launches``, ``kills``, ``asserts-ready``…)."""
+        if self._graph is None:
+            import networkx as nx
+
+            graph = nx.MultiDiGraph()
+            for node, attrs in self._nodes.items():
+                graph.add_node(node, **attrs)
+            for (src, dst, key), data in self._edges.items():
+                graph.add_edge(src, dst, key=key, **data)
+            self._graph = graph
+        return self._graph
 
     # -- queries for rule authors ------------------------------------------------------------
 
     def event(self, index: int) -> Event:
         return self.session.events[index]
 
+    def _of(self, kind: Any) -> list[Any]:
+        """Facts that are instances of ``kind``, in order (the index itself: do not mutate)."""
+        entry = self._kinds.get(kind)
+        if entry is None:
+            entry = self._kinds[kind] = ([0], [])
+        done, found = entry
+        if done[0] > len(self.facts):  # the list was replaced: start over
+            done[0] = 0
+            found.clear()
+        if done[0] != len(self.facts):
+            found.extend(f for f in self.facts[done[0]:] if isinstance(f, kind))
+            done[0] = len(self.facts)
+        return found
+
+    def _of_instance(self, kind: Any, instance: str | None) -> list[Any]:
+        """Facts of ``kind`` about ``instance``, in order (the index itself: do not mutate)."""
+        entry = self._per_instance.get(kind)
+        if entry is None:
+            entry = self._per_instance[kind] = ([0], {})
+        done, by_instance = entry
+        of_kind = self._of(kind)
+        if done[0] > len(of_kind):
+            done[0] = 0
+            by_instance.clear()
+        if done[0] != len(of_kind):
+            for f in of_kind[done[0]:]:
+                by_instance.setdefault(f.instance, []).append(f)
+            done[0] = len(of_kind)
+        return by_instance.get(instance, [])
+
     def facts_of(self, kind: type[F]) -> list[F]:
-        return [f for f in self.facts if isinstance(f, kind)]
+        return list(self._of(kind))
 
     def facts_at(self, event: int) -> list[Fact]:
-        return [f for f in self.facts if f.event == event]
+        done, by_event = self._at
+        if done[0] > len(self.facts):
+            done[0] = 0
+            by_event.clear()
+        if done[0] != len(self.facts):
+            for f in self.facts[done[0]:]:
+                by_event.setdefault(f.event, []).append(f)
+            done[0] = len(self.facts)
+        return list(by_event.get(event, ()))
 
     def state_at(self, instance: str, event: int, inclusive: bool = False) -> State:
         """The state of ``instance`` just before ``event`` (or after it, with ``inclusive``)."""
@@ -112,50 +193,122 @@ class World:
         return self.facts_of(Kill)
 
     def launches(self, instance: str | None = None) -> list[Launch]:
-        return [f for f in self.facts_of(Launch) if instance is None or f.instance == instance]
+        if instance is None:
+            return self.facts_of(Launch)
+        return list(self._of_instance(Launch, instance))
 
     def ready_signals(self, instance: str, before: int) -> list[Ready]:
-        return [f for f in self.facts_of(Ready) if f.instance == instance and f.event < before]
+        return [f for f in self._of_instance(Ready, instance) if f.event < before]
 
     def failures(self, instance: str | None = None) -> list[Failure]:
-        return [f for f in self.facts_of(Failure) if instance is None or f.instance == instance]
+        if instance is None:
+            return self.facts_of(Failure)
+        return list(self._of_instance(Failure, instance))
 
     def instructions_in_force(self, event: int) -> list[Instruction]:
         """User instructions that still apply at ``event``: those of the latest user prompt before
         it, plus any ``hold`` not lifted by a later instruction about the same target."""
-        before = [f for f in self.facts_of(Instruction) if f.event < event]
+        instructions: list[Instruction] = self._of(Instruction)
+        before = [f for f in instructions if f.event < event]
         if not before:
             return []
-        prompts = [e.index for e in self.session.events
-                   if isinstance(e, UserEvent) and e.origin == "prompt" and e.index < event]
-        latest_prompt = prompts[-1] if prompts else -1
+        latest_prompt = self._latest_prompt(event)
         current = [f for f in before if f.event == latest_prompt]
-        holds = [h for h in before if h.action == "hold" and h.event != latest_prompt and not any(
-            g.event > h.event and g.action != "hold" and (set(g.targets) & set(h.targets) or not h.targets)
-            for g in before)]
+        lifted = self._hold_lifts(instructions)
+        holds = []
+        for h in before:
+            if h.action == "hold" and h.event != latest_prompt:
+                lift = lifted[id(h)]
+                if lift is None or lift >= event:
+                    holds.append(h)
         return current + holds
 
+    def _hold_lifts(self, instructions: list[Instruction]) -> dict[int, int | None]:
+        """For each hold, the earliest event of a later non-hold instruction about the same target
+        (any target, for a hold that names none): the hold is in force before that event only."""
+        done, lifts = self._lifted
+        if done != len(instructions):
+            lifts = {}
+            for h in instructions:
+                if h.action != "hold":
+                    continue
+                targets = set(h.targets)
+                events = [g.event for g in instructions if g.event > h.event and g.action != "hold"
+                          and (targets & set(g.targets) or not h.targets)]
+                lifts[id(h)] = min(events) if events else None
+            self._lifted = (len(instructions), lifts)
+        return lifts
+
+    def _prompt_index(self) -> tuple[list[int], list[int], bool]:
+        if self._prompts is None:
+            indexes: list[int] = []
+            positions: list[int] = []
+            for pos, e in enumerate(self.session.events):
+                if isinstance(e, UserEvent) and e.origin == "prompt":
+                    indexes.append(e.index)
+                    positions.append(pos)
+            ordered = all(a <= b for a, b in pairwise(indexes))
+            self._prompts = (indexes, positions, ordered)
+        return self._prompts
+
+    def _latest_prompt(self, event: int) -> int:
+        """``index`` of the last user prompt (in timeline order) whose index is below ``event``."""
+        indexes, _, ordered = self._prompt_index()
+        if ordered:
+            k = bisect_left(indexes, event)
+            return indexes[k - 1] if k > 0 else -1
+        below = [i for i in indexes if i < event]  # a hand-built session with unordered indexes
+        return below[-1] if below else -1
+
     def user_messages_between(self, start: int, end: int) -> list[UserEvent]:
-        return [e for e in self.session.events[start + 1 : end]
-                if isinstance(e, UserEvent) and e.origin == "prompt"]
+        events = self.session.events
+        lo, hi, _ = slice(start + 1, end).indices(len(events))
+        if hi <= lo:
+            return []
+        positions = self._prompt_index()[1]
+        chosen = positions[bisect_left(positions, lo) : bisect_left(positions, hi)]
+        return [cast(UserEvent, events[p]) for p in chosen]
 
     # -- building ------------------------------------------------------------------------------
 
     def _add(self, fact: Fact) -> int:
         self.facts.append(fact)
         idx = len(self.facts) - 1
-        self.graph.add_node(f"event:{fact.event}", type="event", index=fact.event)
+        self._positions[id(fact)] = idx
+        node = f"event:{fact.event}"
+        attrs = self._nodes.get(node)
+        if attrs is None:
+            self._nodes[node] = {"type": "event", "index": fact.event}
+        else:
+            attrs.update(type="event", index=fact.event)
+        if self._graph is not None:
+            self._graph.add_node(node, type="event", index=fact.event)
         return idx
+
+    def _position(self, fact: Fact) -> int:
+        """The index of ``fact`` in ``facts`` (``facts.index`` without comparing every fact)."""
+        idx = self._positions.get(id(fact))
+        if idx is not None and idx < len(self.facts) and self.facts[idx] is fact:
+            return idx
+        return self.facts.index(fact)
 
     def _edge(self, src: str, dst: str, relation: Relation, fact: int | None = None) -> None:
         for node in (src, dst):
-            if node not in self.graph:
+            if node not in self._nodes:
                 kind, _, ident = node.partition(":")
                 attrs: dict[str, Any] = {"type": kind}
                 if kind == "event":
                     attrs["index"] = int(ident)
-                self.graph.add_node(node, **attrs)
-        self.graph.add_edge(src, dst, key=relation, relation=relation, fact=fact)
+                self._nodes[node] = attrs
+                if self._graph is not None:
+                    self._graph.add_node(node, **attrs)
+        data = self._edges.get((src, dst, relation))
+        if data is None:
+            self._edges[(src, dst, relation)] = {"relation": relation, "fact": fact}
+        else:
+            data.update(relation=relation, fact=fact)
+        if self._graph is not None:
+            self._graph.add_edge(src, dst, key=relation, relation=relation, fact=fact)
 
     def _change(self, instance: str, state: State, fact: int, reason: str) -> None:
         inst = self.instances[instance]
@@ -170,7 +323,8 @@ def build_world(session: Session, catalog: Catalog | None = None) -> World:
     from analyzer.lifecycle._builder import Builder  # the walk; kept apart from the query API
 
     world = World(session=session, catalog=catalog or default_catalog())
-    Builder(world).run()
+    with paused_gc():
+        Builder(world).run()
     return world
 
 

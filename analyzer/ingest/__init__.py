@@ -21,7 +21,7 @@ from analyzer.ingest import (
     openhands,
     swe_agent,
 )
-from analyzer.ingest.base import FormatModule, IngestError, read_head
+from analyzer.ingest.base import FormatModule, IngestError, paused_gc, read_head
 
 FORMATS: dict[str, FormatModule] = {
     m.NAME: m
@@ -64,7 +64,8 @@ def load(path: str | Path, format: str | None = None) -> Session:
         fmt = FORMATS[format]
     else:
         fmt, _ = detect(p)
-    return fmt.load(p)
+    with paused_gc():
+        return fmt.load(p)
 
 
 __all__ = ["FORMATS", "FormatModule", "IngestError", "detect", "load"]

@@ -6,8 +6,10 @@ A format module is a plain module with ``NAME``, ``DESCRIPTION``, ``detect()`` a
 
 from __future__ import annotations
 
+import gc
 import shlex
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +24,12 @@ HEAD_BYTES = 64 * 1024
 
 MAX_LINE_BYTES = 256 * 1024 * 1024
 """Lines longer than this are reported and skipped instead of parsed (a 100 MB line still parses)."""
+
+MAX_OUTPUT_CHARS = 1024 * 1024
+"""A tool output longer than this keeps its first and last half (``cap_output``): the world reads
+launch failures, ready lines, PIDs and probe answers near the start and the end of an output, and
+the agent itself saw at most ~30,000 characters of it. Without a cap, one ``cat`` of a huge log
+is held whole for the rest of the run (sessions of 500+ MB exist)."""
 
 
 class FormatModule(Protocol):
@@ -80,6 +88,16 @@ class SessionBuilder:
         self, level: Level | str, message: str, line: int | None = None, file: str | None = None
     ) -> None:
         self.diagnostics.append(Diagnostic(level=Level(level), message=message, line=line, file=file))
+
+    def output(self, text: str, line: int | None = None, file: str | None = None) -> str:
+        """A tool output as the session keeps it: cut by ``cap_output``, with an info diagnostic
+        when it was cut (never silently)."""
+        kept, elided = cap_output(text, MAX_OUTPUT_CHARS)
+        if elided:
+            self.diag(Level.info, f"tool output of {len(text):,} characters: only its first and last "
+                      f"{MAX_OUTPUT_CHARS // 2 // 1024} KiB are kept and analyzed ({elided:,} characters "
+                      "elided)", line, file)
+        return kept
 
     def build(self) -> Session:
         for i, ev in enumerate(self.events):
@@ -289,6 +307,33 @@ _CATEGORIES: dict[str, str] = {
 def categorize(tool_name: str) -> str:
     """The ``ToolEvent.category`` for a tool name from any format (case-insensitive)."""
     return _CATEGORIES.get(tool_name.lower(), "other")
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """No cycle collection while a session is read or its world is built. Both steps allocate
+    millions of objects that live on and make almost no reference cycles; the collector would
+    re-scan the growing heap again and again (measured: a third of ``load`` on a 50 MB session).
+    Whatever cycles there are, are collected once it is running again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def cap_output(text: str, limit: int = MAX_OUTPUT_CHARS) -> tuple[str, int]:
+    """``text`` if it has at most ``limit`` characters, else its first and last ``limit // 2``
+    (cut at line ends where there are any) joined by a ``[… N characters elided …]`` line; and N."""
+    if len(text) <= limit:
+        return text, 0
+    half = limit // 2
+    head_end = text.rfind("\n", 0, half) + 1 or half
+    tail_start = text.find("\n", len(text) - half) + 1 or len(text) - half
+    elided = tail_start - head_end
+    return f"{text[:head_end]}[… {elided} characters elided …]\n{text[tail_start:]}", elided
 
 
 def as_dict(value: Any) -> dict[str, Any]:

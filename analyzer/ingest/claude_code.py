@@ -82,6 +82,8 @@ _BG_RE = re.compile(r"^Command (?:running in background|was manually backgrounde
 _NOTE_EXIT_RE = re.compile(r"exit code (-?\d+)", re.IGNORECASE)
 _REMINDER_RE = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
 _EMPTY_OUTPUT = frozenset({"", "(No content)", "(Bash completed with no output)"})
+_RESULT_KEYS = ("uuid", "timestamp", "toolUseResult", "tool_use_result")
+"""What ``_Reader.fill`` reads of a result's entry."""
 _HARNESS_PREFIXES = ("<local-command-caveat>", "<local-command-stdout>", "<local-command-stderr>",
                      "<bash-stdout>", "<bash-stderr>")
 
@@ -191,6 +193,8 @@ class _File:
     user_shell: dict[str, ToolEvent] = field(default_factory=dict)
     sidechain_agent: dict[str, str] = field(default_factory=dict)
     unknown: dict[str, list[int]] = field(default_factory=dict)  # type → [first line, count]
+    unknown_total: int = 0
+    """Entries of unknown types so far (the sum of the counts above)."""
     early: dict[str, tuple[dict[str, Any], dict[str, Any], int]] = field(default_factory=dict)
     """Results written before their call (2.1.x writes parallel calls out of order):
     tool id → (result block, its entry, line)."""
@@ -218,7 +222,7 @@ class _Reader:
         f = _File(path=path, source=source, agent=agent)
         b = self.b
         for rec in iter_jsonl(path, b, source):
-            before = (len(f.events), self.touched, len(b.diagnostics), sum(n for _, n in f.unknown.values()))
+            before = (len(f.events), self.touched, len(b.diagnostics), f.unknown_total)
             if isinstance(rec.value, dict):
                 try:
                     self.entry(rec.value, rec.line, f)
@@ -230,7 +234,7 @@ class _Reader:
             else:
                 b.diag(Level.error, f"line is JSON {type(rec.value).__name__}, not an entry; skipped",
                        rec.line, source)
-            after = (len(f.events), self.touched, len(b.diagnostics), sum(n for _, n in f.unknown.values()))
+            after = (len(f.events), self.touched, len(b.diagnostics), f.unknown_total)
             if after == before:
                 b.skipped += 1
         for tool_id, (_, _, line) in f.early.items():
@@ -282,6 +286,7 @@ class _Reader:
             name = str(kind) if kind is not None else "(none)"
             slot = f.unknown.setdefault(name, [line, 0])
             slot[1] += 1
+            f.unknown_total += 1
 
     def agent_of(self, d: dict[str, Any], f: _File, msg: dict[str, Any] | None) -> str:
         if f.agent is not None:
@@ -327,8 +332,8 @@ class _Reader:
         blocks = _blocks(msg.get("content"))
         if d.get("isApiErrorMessage"):
             text = "\n".join(str(bl.get("text", "")) for bl in blocks if bl.get("type") == "text")
-            self.add(f, SystemEvent(subtype="api_error", text=text, ref=_s(d.get("uuid")),
-                                    **self.common(d, line, f, agent)))
+            self.add(f, SystemEvent.model_construct(subtype="api_error", text=text, ref=_s(d.get("uuid")),
+                                                    **self.common(d, line, f, agent)))
             return
         mid = msg.get("id") if isinstance(msg.get("id"), str) else None
         model = msg.get("model") if isinstance(msg.get("model"), str) else None
@@ -345,8 +350,8 @@ class _Reader:
                     continue
                 ev = current.event
                 if ev is None:
-                    ev = current.event = AssistantEvent(text="", model=model, ref=_s(d.get("uuid")),
-                                                        **self.common(d, line, f, agent))
+                    ev = current.event = AssistantEvent.model_construct(
+                        text="", model=model, ref=_s(d.get("uuid")), **self.common(d, line, f, agent))
                     self.add(f, ev)
                 else:
                     self.touched += 1
@@ -384,10 +389,9 @@ class _Reader:
         if category in ("task_output", "task_stop"):
             ref = args.get("bash_id") or args.get("shell_id") or args.get("task_id")
             task_id = str(ref) if ref is not None else None
-        ev = ToolEvent(name=name, category=category, input=args, command=command, background=background,
-                       task_id=task_id, ref=tool_id if isinstance(tool_id, str) else None,
-                       cwd=_s(d.get("cwd")),
-                       **self.common(d, line, f, agent))
+        ev = ToolEvent.model_construct(
+            name=name, category=category, input=args, command=command, background=background, task_id=task_id,
+            ref=tool_id if isinstance(tool_id, str) else None, cwd=_s(d.get("cwd")), **self.common(d, line, f, agent))
         self.add(f, ev)
         if isinstance(tool_id, str):
             if tool_id in f.early:
@@ -421,18 +425,18 @@ class _Reader:
             return
         if stripped.startswith("<bash-input>"):  # the user ran `!cmd`; its output follows
             command = _tag(text, "bash-input") or ""
-            ev = ToolEvent(name="Bash", category="shell", input={"command": command}, command=command,
-                           by_user=True, ref=_s(d.get("uuid")), cwd=_s(d.get("cwd")),
-                           **self.common(d, line, f, agent))
+            ev = ToolEvent.model_construct(name="Bash", category="shell", input={"command": command}, command=command,
+                                           by_user=True, ref=_s(d.get("uuid")), cwd=_s(d.get("cwd")),
+                                           **self.common(d, line, f, agent))
             self.add(f, ev)
             if "<bash-stdout>" in text or "<bash-stderr>" in text:
-                ev.output = _user_shell_output(text)
+                ev.output = self.b.output(_user_shell_output(text), line, f.source)
             else:
                 f.user_shell[agent] = ev
             return
         if stripped.startswith(("<bash-stdout>", "<bash-stderr>")) and agent in f.user_shell:
             pending = f.user_shell.pop(agent)
-            pending.output = _user_shell_output(text)
+            pending.output = self.b.output(_user_shell_output(text), line, f.source)
             pending.result_ref, pending.result_line = _s(d.get("uuid")), line
             pending.result_ts = parse_ts(d.get("timestamp"))
             self.touched += 1
@@ -440,8 +444,8 @@ class _Reader:
         if stripped in self.queued_prompts and agent == "main":
             self.queued_prompts.discard(stripped)  # already read from its queued_command attachment
             return
-        self.add(f, UserEvent(text=text, origin=self.origin(text, d, f), ref=_s(d.get("uuid")),
-                              **self.common(d, line, f, agent)))
+        self.add(f, UserEvent.model_construct(text=text, origin=self.origin(text, d, f), ref=_s(d.get("uuid")),
+                                              **self.common(d, line, f, agent)))
 
     def origin(self, text: str, d: dict[str, Any], f: _File) -> Any:
         stripped = text.lstrip()
@@ -468,7 +472,8 @@ class _Reader:
         self.touched += 1
         ev = f.pending.pop(tool_id, None)
         if ev is None:
-            f.early[tool_id] = (block, d, line)  # its call may come later in the file
+            # its call may come later in the file; keep only what ``fill`` reads of the entry
+            f.early[tool_id] = (block, {k: d[k] for k in _RESULT_KEYS if k in d}, line)
             return
         f.answered.add(tool_id)
         self.fill(ev, block, d, line)
@@ -481,7 +486,7 @@ class _Reader:
         ev.result_line = line
         ev.result_ts = parse_ts(d.get("timestamp"))
         ev.is_error = bool(block.get("is_error"))
-        ev.output = _output(text, result)
+        ev.output = self.b.output(_output(text, result), line, ev.source)  # the result is in the call's file
         m = _EXIT_RE.match(text)
         if m is None and isinstance(result, str):
             m = _EXIT_RE.match(result)
@@ -518,7 +523,7 @@ class _Reader:
         self.notes.add(key)
         m = _NOTE_EXIT_RE.search(summary)
         subtype = "monitor-event" if event is not None and status is None else "task-notification"
-        self.add(f, SystemEvent(
+        self.add(f, SystemEvent.model_construct(
             subtype=subtype, text=summary if event is None else f"{summary}: {event}",
             task_id=task_id, status=status, exit_code=int(m.group(1)) if m else None,
             ref=_s(d.get("uuid")), **self.common(d, line, f, agent),
@@ -534,15 +539,16 @@ class _Reader:
         elif text.strip():
             # a prompt typed while the agent was busy; a later user entry may repeat it
             self.queued_prompts.add(text.strip())
-            self.add(f, UserEvent(text=text, origin="prompt", ref=_s(d.get("uuid")),
-                                  **self.common(d, line, f, agent)))
+            self.add(f, UserEvent.model_construct(text=text, origin="prompt", ref=_s(d.get("uuid")),
+                                                  **self.common(d, line, f, agent)))
 
     def system(self, d: dict[str, Any], line: int, f: _File, agent: str) -> None:
-        subtype = d.get("subtype") if isinstance(d.get("subtype"), str) else "system"
+        raw = d.get("subtype")
+        subtype = raw if isinstance(raw, str) else "system"
         if (subtype == "init" and "session_id" in d) or subtype in _SKIPPED_SYSTEM:
             return  # the stream-json header; timing records
-        self.add(f, SystemEvent(subtype=subtype, text=text_of(d.get("content")), ref=_s(d.get("uuid")),
-                                **self.common(d, line, f, agent)))
+        self.add(f, SystemEvent.model_construct(subtype=subtype, text=text_of(d.get("content")),
+                                                ref=_s(d.get("uuid")), **self.common(d, line, f, agent)))
 
 
 def _derived_agent(tool_id: str) -> str:

@@ -102,10 +102,13 @@ def test_100_mb_line_is_read_and_the_next_line_arrives(tmp_path: Path) -> None:
     lines[9] = orjson.dumps(result)
     del big, result
     s = load(write(tmp_path, lines))
-    assert s.diagnostics == []
     health = s.tools()[2]
     assert health.command == "curl -s localhost:8000/health" and health.result_line == 10
-    assert health.output is not None and len(health.output) == 100 * 2**20
+    # the output is kept at its first and last half MiB, and the session says so
+    elided = 100 * 2**20 - base.MAX_OUTPUT_CHARS
+    assert health.output == "x" * 2**19 + f"[… {elided} characters elided …]\n" + "x" * 2**19
+    assert [(d.level.value, d.line) for d in s.diagnostics] == [("info", 10)]
+    assert f"({elided:,} characters elided)" in s.diagnostics[0].message
     assert refs(s) == refs(GOOD)
 
 

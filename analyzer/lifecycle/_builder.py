@@ -235,9 +235,10 @@ class Builder:
         for cmd in script.commands:
             if "substitution" in cmd.contexts:
                 continue
-            fi = self.launch_of(ev, cmd, cmd.host or "local", script)
-            if fi is not None:
-                launches.append((cmd, fi))
+            found = [(c, fi) for c in _one_unit_each(cmd)
+                     if (fi := self.launch_of(ev, c, cmd.host or "local", script)) is not None]
+            if found:
+                launches += found
             else:
                 probes.append(cmd)
         kills = self.kills_of(ev, script, launches)
@@ -438,6 +439,8 @@ class Builder:
 
     def kills_of(self, ev: ToolEvent, script: ShellScript,
                  launches: list[tuple[SimpleCommand, int]]) -> list[tuple[Kill, killsem.KillVerdict]]:
+        if not killsem.may_kill(script):
+            return []  # no kill-ish command: no verdict, whatever the processes
         # the harness runs commands in the user's login shell: zsh on macOS since Catalina
         shell = "/bin/zsh" if self.platform == "macos" else None
         harness = killsem.harness_frame(self.agent, ev.command or "", shell=shell)
@@ -503,7 +506,8 @@ class Builder:
         model_wrong = False
         if stopper is not None:
             later = [c for c in script.commands if _skipped(stopper, c, script)]
-            if later and _observed_ran(later, output, dead):
+            # a shell killed by a signal cannot exit 0: the exit status is an observation too
+            if later and (_observed_ran(later, output, dead) or ev.exit_code == 0):
                 model_wrong = True
                 di = self.w._add(ModelDisagreement(
                     event=ev.index,
@@ -567,6 +571,17 @@ class Builder:
             return
         if ev.background and output:
             self.log_evidence(ev, launch.instance, launch, output)
+        elif _returned_in_foreground(ev, cmd, launch):
+            # the tool call came back, so a server run in the foreground ended with it (an
+            # interrupt, a harness timeout, the user's Ctrl-C): it is not serving any more
+            xi = self.w._add(Kill(event=ev.index, mechanism="command-returned", text=" ".join(cmd.argv[:6]),
+                                  command_position=cmd.position,
+                                  detail=f"the {launch.label} ran in the foreground and ended with the command"))
+            lives = self.live.get(launch.instance, [])
+            if fi in lives:
+                lives.remove(fi)
+            if not lives:
+                self.w._change(launch.instance, "stopped", xi, "it ran in the foreground; the command returned")
 
     def fail_launch(self, ev: ToolEvent, launch: Launch, fi: int, reason: str, quote: str) -> None:
         inst = launch.instance
@@ -705,6 +720,35 @@ def _not_found(cmd: SimpleCommand, script: ShellScript, output: str) -> bool:
         if (m.group(1) or m.group(2) or "").rsplit("/", 1)[-1] in names:
             return True
     return False
+
+
+_DETACHED_SERVERS = frozenset({"systemd", "compose", "docker"})
+
+
+def _returned_in_foreground(ev: ToolEvent, cmd: SimpleCommand, launch: Launch) -> bool:
+    """The launch ran in the foreground of a tool call that has returned."""
+    if cmd.background or ev.background or cmd.via in ("tmux", "screen"):
+        return False
+    if launch.server in _DETACHED_SERVERS and _detached(cmd, launch):
+        return False
+    return ev.output is not None or ev.exit_code is not None or ev.interrupted or ev.by_user
+
+
+def _detached(cmd: SimpleCommand, launch: Launch) -> bool:
+    """systemctl returns while the unit runs on; docker run -d / compose up -d return at once."""
+    if launch.server == "systemd":
+        return True
+    return any(a in ("-d", "--detach") or (a.startswith("-") and not a.startswith("--") and "d" in a[1:])
+               for a in cmd.effective_argv[1:8])
+
+
+def _one_unit_each(cmd: SimpleCommand) -> list[SimpleCommand]:
+    """``systemctl start a b`` starts two units: one command per unit, else the command itself."""
+    argv = cmd.effective_argv
+    if cmd.name != "systemctl" or len(argv) < 4 or argv[1] not in _SYSTEMCTL_START:
+        return [cmd]
+    units = [a for a in argv[2:] if not a.startswith("-")]
+    return [cmd.model_copy(update={"effective_argv": [argv[0], argv[1], u]}) for u in units] or [cmd]
 
 
 def _lineage(cmd: SimpleCommand, script: ShellScript) -> list[SimpleCommand]:

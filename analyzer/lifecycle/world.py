@@ -61,7 +61,7 @@ class Instance(BaseModel):
 
     @property
     def name(self) -> str:
-        where = f"{self.host}:{self.port}" if self.port else (self.unit or self.container or self.host)
+        where = f"{self.host}:{self.port}" if self.port else self.host
         return f"{self.label} on {where}"
 
     def state_at(self, event: int, inclusive: bool = True) -> State:

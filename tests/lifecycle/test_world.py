@@ -340,3 +340,32 @@ events:
     assert states(w, "local:30001") == [(0, "starting"), (1, "stopped")]
     assert isinstance(w.event(1), ToolEvent)
     assert not [k for k in w.facts_of(Kill) if k.event == 0]
+
+
+def test_a_foreground_server_ends_when_its_command_returns(tmp_path: Path) -> None:
+    w = world_of(tmp_path, """\
+events:
+  - bash: uvicorn app:api --port 8000
+    output: "INFO:     Uvicorn running on http://127.0.0.1:8000\\n^C INFO: Shutting down"
+    interrupted: true
+  - bash: uvicorn app:api --port 8000
+    output: "INFO:     Uvicorn running on http://127.0.0.1:8000"
+  - bash: sudo systemctl start vllm sglang
+""")
+    assert [f.duplicate_of for f in w.facts_of(Launch)][:2] == [None, None]
+    assert states(w, "local:8000") == [(0, "starting"), (0, "stopped"), (1, "starting"), (1, "stopped")]
+    units = sorted(i.unit for i in w.instances.values() if i.unit)
+    assert units == ["sglang", "vllm"]
+    assert w.instances["local/unit:vllm"].name == "vllm (systemd) on local"
+
+
+def test_exit_zero_contradicts_a_predicted_self_kill(tmp_path: Path) -> None:
+    w = world_of(tmp_path, """\
+events:
+  - bash: nohup uvicorn app.main:api --port 8000 > api.log 2>&1 &
+  - bash: pkill -f 'uvicorn app.main:api' || true; sleep 1; nohup uvicorn app.main:api --port 8000 > api.log 2>&1 &
+    exit: 0
+""")
+    assert any(isinstance(f, ModelDisagreement) and f.event == 1 for f in w.facts)
+    relaunch = [f for f in w.facts_of(Launch) if f.event == 1]
+    assert relaunch and relaunch[0].ran

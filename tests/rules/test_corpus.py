@@ -50,12 +50,6 @@ JUDGED_TRUE = {
     # …and the agent never looks at "Port 8765 is not available": it commits and pushes.
     (POSTHOG, "ignored-failure", 248),
 }
-# Caused by the world, reported to the lifecycle owner: aider's `/run uvicorn …` runs in the
-# foreground and has exited when the next prompt comes, yet the instance stays "starting".
-WORLD_FALSE_POSITIVES = {
-    (AIDER_ROOT, "duplicate-launch", 10),
-    (AIDER_ROOT, "duplicate-launch", 14),
-}
 
 
 @cache
@@ -89,9 +83,8 @@ def test_sessions_that_only_read_and_edit_code_give_no_finding(corpus: Path, nam
 
 
 def test_the_whole_corpus_gives_exactly_the_judged_findings(corpus: Path) -> None:
-    assert findings_by_file(corpus) == JUDGED_TRUE | WORLD_FALSE_POSITIVES
+    assert findings_by_file(corpus) == JUDGED_TRUE
 
 
-@pytest.mark.xfail(strict=True, reason="world: a foreground aider `/run` launch that returned is still 'starting'")
 def test_aider_foreground_runs_are_not_duplicates(corpus: Path) -> None:
     assert not {f for f in findings_by_file(corpus) if f[0] == AIDER_ROOT}

@@ -4,6 +4,7 @@ pool can run, a cache of unchanged sessions, and the outputs (reports, ``index.h
 
 * ``job.analyze_path(path, options)``: one session → a small picklable ``SessionResult``;
 * ``runner.run_jobs``: in-process or a ``multiprocessing`` pool that survives dying workers;
+* ``dask_runner.DaskCluster``: the same jobs on an existing Dask cluster (``--executor dask``);
 * ``core.run_batch``: the whole run.
 """
 

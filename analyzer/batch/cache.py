@@ -4,6 +4,7 @@ the rules are unchanged."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 import orjson
 
 from analyzer.batch.job import SessionResult
-from analyzer.batch.signature import stat_of
+from analyzer.batch.signature import Stat, stat_of
 
 CACHE_NAME = ".cache.json"
 _LAYOUT = 1
@@ -44,8 +45,9 @@ class Cache:
             cache.entries = dict(doc["entries"])
         return cache
 
-    def fresh(self, key: str) -> SessionResult | None:
-        """The cached result for ``key`` if none of the files it was read from changed."""
+    def fresh(self, key: str, stat: Callable[[str], Stat] = stat_of) -> SessionResult | None:
+        """The cached result for ``key`` if none of the files it was read from changed (``stat``:
+        how to stat them; URLs are looked up in the run's listing)."""
         entry = self.entries.get(key)
         if entry is None:
             return None
@@ -53,9 +55,9 @@ class Cache:
             result = SessionResult.from_dict(entry)
         except TypeError:
             return None
-        if result.main_stat is None or stat_of(result.abs_path) != result.main_stat:
+        if result.main_stat is None or stat(result.abs_path) != result.main_stat:
             return None
-        if any(stat_of(p) != (list(s) if s is not None else None) for p, s in result.deps.items()):
+        if any(stat(p) != (list(s) if s is not None else None) for p, s in result.deps.items()):
             return None
         result.cached = True
         return result

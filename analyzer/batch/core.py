@@ -1,6 +1,7 @@
-"""``run_batch``: find every session under some folders, analyze the new and changed ones in
-parallel, reuse the cache for the rest, and write reports, ``index.html``, ``findings.jsonl`` and
-``summary.json`` into one output folder."""
+"""``run_batch``: find every session under some folders (or fsspec URLs), analyze the new and
+changed ones in parallel (a local process pool, or an existing Dask cluster), reuse the cache for
+the rest, and write reports, ``index.html``, ``findings.jsonl`` and ``summary.json`` into one
+output folder."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ import dataclasses
 import multiprocessing
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from analyzer.batch.cache import Cache
+from analyzer.batch.dask_runner import DaskCluster, ExecutorError
 from analyzer.batch.index import render_index, templates_dir
 from analyzer.batch.job import Job, JobOptions, SessionResult, html_renderer, register_engine, warm_up
 from analyzer.batch.names import safe_name
@@ -21,12 +23,14 @@ from analyzer.batch.outputs import write_atomic, write_outputs
 from analyzer.batch.progress import Progress
 from analyzer.batch.results import BatchRun, last_activity
 from analyzer.batch.runner import run_jobs
-from analyzer.batch.signature import fingerprint, stat_of
+from analyzer.batch.signature import Stat, fingerprint, stat_of
 from analyzer.config import Config
 from analyzer.ingest.discover import Found, discover_sessions
+from analyzer.ingest.remote import Listing, RemoteError, RemoteFound, discover_remote, is_url
 from analyzer.pipeline import Analyzer
 
 REPORTS_DIR = "sessions"
+EXECUTORS = ("local", "dask")
 SAVE_EVERY = 60.0
 """Seconds between cache saves during a long run, so an interrupted run keeps most of its work."""
 
@@ -49,6 +53,12 @@ class BatchOptions:
     select: list[str] | None = None
     ignore: list[str] | None = None
     rules_dirs: list[str] = field(default_factory=list)
+    executor: str = "local"
+    """``local``: a process pool of ``jobs`` workers; ``dask``: the cluster at ``scheduler``."""
+    scheduler: str | None = None
+    """The Dask scheduler's address (``tcp://host:8786``)."""
+    scheduler_timeout: float = 10.0
+    """Seconds to wait for the scheduler to answer and for a worker to be there."""
 
 
 def _prepare_out(out: Path) -> Path:
@@ -69,6 +79,38 @@ def _job(found: Found) -> Job:
     name = safe_name(found.relative, key)
     return Job(session=session, key=key, path=str(found.path), member=found.member,
                report_to=f"{REPORTS_DIR}/{name}.html")
+
+
+def _remote_job(found: RemoteFound) -> Job:
+    name = safe_name(found.relative, found.url)
+    return Job(session=found.url, key=found.url, path=found.url, report_to=f"{REPORTS_DIR}/{name}.html")
+
+
+def _unsupported(found: RemoteFound) -> SessionResult:
+    return SessionResult(session=found.url, key=found.url, path=found.url, abs_path=found.url, status="error",
+                         error=f"{found.url}: {found.unsupported}")
+
+
+def _discover(options: BatchOptions, listing: Listing) -> tuple[list[Found], list[RemoteFound]]:
+    """Local paths as ``discover_sessions`` finds them; URLs listed through fsspec into ``listing``."""
+    local = [p for p in options.paths if not is_url(p)]
+    found = list(discover_sessions(local, exclude=[options.out], exclude_globs=options.config.exclude)) \
+        if local else []
+    remote: dict[str, RemoteFound] = {}
+    for url in (p for p in options.paths if is_url(p)):
+        try:
+            for rf in discover_remote(url, listing, options.config.exclude):
+                remote.setdefault(rf.url, rf)
+        except RemoteError as exc:
+            raise BatchError(str(exc)) from None
+    return found, list(remote.values())
+
+
+def _stat_lookup(listing: Listing) -> Callable[[str], Stat]:
+    """Stats of local files from the file system, of URLs from the listing of this run."""
+    def stat(path: str) -> Stat:
+        return listing.stat(path) if is_url(path) else stat_of(path)
+    return stat
 
 
 def _inside(out: Path, rel: str | None) -> Path | None:
@@ -101,24 +143,64 @@ def _reuse(hit: SessionResult, job: Job, out: Path, reports: bool, redact: bool)
     return hit
 
 
-def _since_by_mtime(job: Job, since: datetime) -> bool:
+def _since_by_mtime(job: Job, since: datetime, stat: Callable[[str], Stat] = stat_of) -> bool:
     """False when the file was last written before ``since``: no event in it can be later."""
-    st = stat_of(job.path)
-    return st is None or datetime.fromtimestamp(st[1] / 1e9, tz=UTC) >= since
+    st = stat(job.path)
+    return st is None or not st[1] or datetime.fromtimestamp(st[1] / 1e9, tz=UTC) >= since
+
+
+def _write_returned_report(out: Path, r: SessionResult) -> None:
+    """Write the report a cluster worker rendered and returned."""
+    html, r.report_html = r.report_html, None
+    target = _inside(out, r.report)
+    if html is None or target is None:
+        r.report, r.report_error = None, f"refusing to write a report outside {out / REPORTS_DIR}: {r.report}"
+        return
+    try:
+        write_atomic(target, html.encode("utf-8"))
+    except OSError as exc:
+        r.report, r.report_error = None, f"{type(exc).__name__}: {exc}"
+
+
+def _for_cluster(jobs: list[Job], options: JobOptions) -> tuple[list[Job], JobOptions]:
+    """Workers may run elsewhere: relative paths carry the folder they are relative to, and
+    reports come back to be written here."""
+    cwd = os.getcwd()
+    jobs = [dataclasses.replace(j, cwd=cwd) if not is_url(j.path) and not os.path.isabs(j.path) else j
+            for j in jobs]
+    return jobs, dataclasses.replace(options, return_reports=True,
+                                     rules_dirs=tuple(os.path.abspath(d) for d in options.rules_dirs))
 
 
 def run_batch(options: BatchOptions, progress: Progress | None = None) -> BatchRun:
-    """Run the batch; raises ``BatchError`` on usage problems (no session, unusable output folder),
-    ``ConfigError``/``SelectionError`` from loading the rules. Sessions never raise."""
+    """Run the batch; raises ``BatchError`` on usage problems (no session, unusable output folder,
+    an unusable Dask cluster), ``ConfigError``/``SelectionError`` from loading the rules. Sessions
+    never raise."""
+    if options.executor not in EXECUTORS:
+        raise BatchError(f"unknown executor {options.executor!r} (known: {', '.join(EXECUTORS)})")
+    if options.executor == "local":
+        return _run(options, progress, None)
+    if not options.scheduler:
+        raise BatchError("--executor dask needs --scheduler ADDRESS (e.g. tcp://scheduler:8786)")
+    try:
+        with DaskCluster(options.scheduler, options.scheduler_timeout) as cluster:
+            return _run(options, progress, cluster)
+    except ExecutorError as exc:
+        raise BatchError(str(exc)) from None
+
+
+def _run(options: BatchOptions, progress: Progress | None, cluster: DaskCluster | None) -> BatchRun:
     t0 = time.perf_counter()
     started_at = datetime.now(UTC)
     out = options.out
     if out.exists() and not out.is_dir():
         raise BatchError(f"{out}: exists and is not a folder")
-    found = list(discover_sessions(options.paths, exclude=[out], exclude_globs=options.config.exclude))
-    if not found:
+    listing = Listing()
+    found, remote_found = _discover(options, listing)
+    if not found and not remote_found:
         raise BatchError(f"no session found under {', '.join(map(str, options.paths))}")
     _prepare_out(out)
+    stat = _stat_lookup(listing)
 
     engine = Analyzer(options.config, options.select, options.ignore, list(options.rules_dirs))
     renderer_ok = html_renderer() is not None
@@ -143,14 +225,20 @@ def run_batch(options: BatchOptions, progress: Progress | None = None) -> BatchR
     todo: list[Job] = []
     filtered_early = 0
     names: dict[str, str] = {}
-    for f in found:
-        job = _job(f)
-        names[job.key] = f.relative
-        hit = cache.fresh(job.key)
+    jobs: list[tuple[Job, str]] = [(_job(f), f.relative) for f in found]
+    for rf in remote_found:
+        if rf.unsupported:
+            results[rf.url] = _unsupported(rf)
+            names[rf.url] = rf.relative
+        else:
+            jobs.append((_remote_job(rf), rf.relative))
+    for job, relative in jobs:
+        names[job.key] = relative
+        hit = cache.fresh(job.key, stat)
         reused = _reuse(hit, job, out, reports, options.redact) if hit else None
         if reused is not None:
             results[job.key] = reused
-        elif options.since and not _since_by_mtime(job, options.since):
+        elif options.since and not _since_by_mtime(job, options.since, stat):
             filtered_early += 1
             if job.key in cache.entries:
                 carried[job.key] = cache.entries[job.key]
@@ -159,12 +247,17 @@ def run_batch(options: BatchOptions, progress: Progress | None = None) -> BatchR
     cache.carry = carried
 
     workers = max(1, min(options.jobs, len(todo)))
-    if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+    if cluster is None and workers > 1 and "fork" in multiprocessing.get_all_start_methods():
         warm_up(engine)  # forked workers inherit loaded models instead of each loading its own
     last_save = time.monotonic()
 
     def on_result(r: SessionResult) -> None:
         nonlocal last_save
+        if is_url(r.abs_path):  # the cache compares what this run's listing said
+            r.main_stat, r.mtime_ns = listing.stat(r.abs_path), listing.mtime_ns(r.abs_path)
+            r.deps = dict(listing.dependencies(r.abs_path, r.format))
+        if r.report_html is not None:
+            _write_returned_report(out, r)
         results[r.key] = r
         if progress:
             progress.advance(r)
@@ -176,7 +269,12 @@ def run_batch(options: BatchOptions, progress: Progress | None = None) -> BatchR
         if progress:
             progress.start(len(todo))
         try:
-            run_jobs(todo, job_options, workers, on_result)
+            if cluster is not None:
+                cluster_jobs, cluster_options = _for_cluster(todo, job_options)
+                register_engine(cluster_options, engine)  # the same rules: an in-process worker reuses it
+                cluster.run(cluster_jobs, cluster_options, on_result)
+            else:
+                run_jobs(todo, job_options, workers, on_result)
         finally:
             if progress:
                 progress.stop()
@@ -195,8 +293,8 @@ def run_batch(options: BatchOptions, progress: Progress | None = None) -> BatchR
     fresh = [r for r in results.values() if not r.cached]
     run = BatchRun(
         results=listed, analyzed=len(fresh), cached=len(results) - len(fresh), filtered=filtered,
-        engine_loads=sum(r.loaded_engine for r in fresh), workers=len({r.worker for r in fresh}),
-        jobs=options.jobs, since=options.since, reports="html" if options.reports else "none",
+        engine_loads=sum(r.loaded_engine for r in fresh), workers=len({r.worker for r in fresh if r.worker}),
+        jobs=cluster.threads if cluster is not None else options.jobs, since=options.since, reports="html" if options.reports else "none",
         reports_note=note, rules=sorted(r.name for r in engine.rules), started_at=started_at, names=names,
         redact=options.redact,
     )

@@ -4,12 +4,18 @@ picklable result, so any pool can run it: ``multiprocessing`` here, a Dask clust
 ``analyze_path(path, options)`` loads, analyzes, writes the HTML report (if asked) and returns a
 ``SessionResult``. It never raises: an unreadable file or a crash anywhere becomes
 ``status="error"`` with the message. Rules and catalog are loaded once per process (``_engine``).
+
+``path`` may be an fsspec URL (``s3://…``): the session's files are copied into a temporary folder,
+loaded from there, and every path in the session is shown as the URL again. On a cluster the
+report comes back as a string (``JobOptions.return_reports``) for the client to write.
 """
 
 from __future__ import annotations
 
 import inspect
 import os
+import tempfile
+import threading
 import time
 import traceback
 from collections import Counter
@@ -21,7 +27,7 @@ from typing import Any
 from analyzer.batch.signature import Stat, dependencies, stat_of
 from analyzer.config import Config
 from analyzer.events import Session, ToolEvent, UserEvent
-from analyzer.ingest import IngestError, load, opencode
+from analyzer.ingest import IngestError, load, opencode, remote
 from analyzer.pipeline import Analysis, Analyzer
 from analyzer.report.json_doc import finding_dict
 
@@ -40,6 +46,9 @@ class JobOptions:
     """Write one HTML report per session (when ``analyzer.report.html`` is available)."""
     redact: bool = True
     """Redact secrets in the reports."""
+    return_reports: bool = False
+    """Put the rendered report in ``SessionResult.report_html`` instead of writing it (workers on
+    other machines cannot write into the client's output folder)."""
 
     def engine_key(self) -> tuple[str, tuple[str, ...] | None, tuple[str, ...] | None, tuple[str, ...]]:
         return (self.config.model_dump_json(), self.select, self.ignore, self.rules_dirs)
@@ -82,6 +91,8 @@ class SessionResult:
     """The HTML report, relative to the output folder; None when none was written."""
     redacted: bool = True
     report_error: str | None = None
+    report_html: str | None = None
+    """The rendered report, with ``JobOptions.return_reports``, until the client writes it to ``report``."""
     main_stat: Stat = None
     deps: dict[str, Stat] = field(default_factory=dict)
     """Stats of the other files and folders the session was read from (the cache checks them)."""
@@ -111,10 +122,16 @@ class Job:
     path: str
     member: str | None = None
     report_to: str | None = None
+    cwd: str | None = None
+    """The folder a relative ``path`` is relative to, for workers started elsewhere (None: this one)."""
 
 
 _ENGINES: dict[object, Analyzer] = {}
 """Analyzers of this process by options: rules and catalog load once per worker, not per session."""
+
+_ANALYZING = threading.Lock()
+"""One analysis at a time per process: a Dask worker runs tasks in threads, and the parsers and
+models the analyzer keeps are not made to be shared by threads (the GIL would serialize them anyway)."""
 
 
 def register_engine(options: JobOptions, engine: Analyzer) -> None:
@@ -166,20 +183,24 @@ def _where(exc: BaseException) -> str:
     return f" (at {Path(last.filename).name}:{last.lineno} in {last.name})"
 
 
-def _write_report(analysis: Analysis, engine: Analyzer, options: JobOptions, report_to: str) -> str:
+def _render(analysis: Analysis, engine: Analyzer, options: JobOptions) -> bytes:
     render = html_renderer()
     if render is None:
         raise RuntimeError("HTML reports are not available (analyzer.report.html is missing)")
+    extra: dict[str, Any] = {}
+    if "rules" in inspect.signature(render).parameters:
+        extra["rules"] = engine.ruleset.rules  # the docs of the rules that ran, user rules included
+    doc = render(analysis, redact=options.redact, **extra)
+    return doc.encode("utf-8") if isinstance(doc, str) else bytes(doc)
+
+
+def _write_report(analysis: Analysis, engine: Analyzer, options: JobOptions, report_to: str) -> str:
     assert options.out is not None
     out = Path(options.out)
     target = out / report_to
     if out.resolve() not in target.resolve().parents:
         raise RuntimeError(f"refusing to write outside {out}: {report_to}")
-    extra: dict[str, Any] = {}
-    if "rules" in inspect.signature(render).parameters:
-        extra["rules"] = engine.ruleset.rules  # the docs of the rules that ran, user rules included
-    doc = render(analysis, redact=options.redact, **extra)
-    data = doc.encode("utf-8") if isinstance(doc, str) else bytes(doc)
+    data = _render(analysis, engine, options)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     tmp.write_bytes(data)
@@ -200,41 +221,98 @@ def _fill(result: SessionResult, session: Session) -> None:
     result.diagnostics = dict(sorted(Counter(d.level.value for d in session.diagnostics).items()))
 
 
+Moved = tuple[str, str] | None
+"""``(where the files were read, where they are)``: a path prefix to show as another."""
+
+
+def _shown(text: str, moved: Moved) -> str:
+    return text.replace(moved[0], moved[1]) if moved else text
+
+
+def _relocate(session: Session, moved: tuple[str, str]) -> None:
+    """Show the paths of a session read from a copy (or from an absolute path) as where it is."""
+    local, shown = moved
+
+    def move(p: str) -> str:
+        return shown + p[len(local):] if p.startswith(local) else p
+
+    session.path = move(session.path)
+    session.sources = [move(s) for s in session.sources]
+    for ev in session.events:
+        if ev.source is not None:
+            ev.source = move(ev.source)
+    session.diagnostics = [d.model_copy(update={"file": move(d.file) if d.file else d.file,
+                                                "message": d.message.replace(local, shown)})
+                           for d in session.diagnostics]
+
+
+def _analyze(result: SessionResult, options: JobOptions, report_to: str | None, fetch: Callable[[], str],
+             moved: Moved) -> list[str]:
+    """Load (from the path ``fetch`` returns), analyze and report into ``result``; returns the files
+    the session was read from, as read. Never raises."""
+    sources: list[str] = []
+    try:
+        local = fetch()  # outside the lock: copying from a store overlaps other threads' analyses
+        with _ANALYZING:
+            engine, result.loaded_engine = _engine(options)
+            loaded = load_session(local, result.member)
+            sources = list(loaded.sources)
+            if moved:
+                _relocate(loaded, moved)
+            _fill(result, loaded)
+            analysis = engine.analyze_session(loaded)
+            result.findings = [finding_dict(f) for f in analysis.findings]
+            result.suppressed = len(analysis.suppressed)
+            result.problems = list(analysis.problems)
+            if report_to and options.reports and (options.out or options.return_reports):
+                try:
+                    if options.return_reports:
+                        result.report_html = _render(analysis, engine, options).decode("utf-8")
+                        result.report = report_to
+                    else:
+                        result.report = _write_report(analysis, engine, options, report_to)
+                except Exception as exc:  # a report that fails to render must not lose the findings
+                    result.report_error = _shown(f"{type(exc).__name__}: {exc}{_where(exc)}", moved)
+    except IngestError as exc:
+        result.status, result.error = "error", _shown(str(exc), moved)
+    except Exception as exc:  # anything a bad session triggers: keep the message, never stop the batch
+        result.status, result.error = "error", _shown(f"{type(exc).__name__}: {exc}{_where(exc)}", moved)
+    return sources
+
+
+def _fetch_url(url: str, member: str | None, dest: str) -> str:
+    if member is not None:
+        raise IngestError(url, remote.DATABASE_UNSUPPORTED)
+    return str(remote.fetch(url, Path(dest)))
+
+
 def analyze_path(path: str, options: JobOptions, member: str | None = None, report_to: str | None = None,
-                 session: str | None = None, key: str | None = None) -> SessionResult:
-    """Load and analyze the session at ``path`` (``member``: a session id inside a database);
-    write its report to ``options.out / report_to`` when given. Never raises."""
+                 session: str | None = None, key: str | None = None, cwd: str | None = None) -> SessionResult:
+    """Load and analyze the session at ``path`` (``member``: a session id inside a database; a
+    relative ``path`` is relative to ``cwd`` when given); write its report to
+    ``options.out / report_to`` when given (or return it, ``options.return_reports``). A URL is
+    read through fsspec. Never raises."""
     t0 = time.perf_counter()
-    abs_path = os.path.abspath(path)
+    is_url = remote.is_url(path)
+    local = path if is_url or cwd is None else os.path.join(cwd, path)
+    abs_path = path if is_url else os.path.abspath(local)
     result = SessionResult(session=session or (f"{path}#{member}" if member else path),
                            key=key or (f"{abs_path}#{member}" if member else abs_path), path=path,
                            abs_path=abs_path, member=member, worker=os.getpid(), redacted=options.redact)
-    result.main_stat = stat_of(abs_path)
-    result.mtime_ns = result.main_stat[1] if result.main_stat else None
-    sources: list[str] = []
-    try:
-        engine, result.loaded_engine = _engine(options)
-        loaded = load_session(path, member)
-        sources = loaded.sources
-        _fill(result, loaded)
-        analysis = engine.analyze_session(loaded)
-        result.findings = [finding_dict(f) for f in analysis.findings]
-        result.suppressed = len(analysis.suppressed)
-        result.problems = list(analysis.problems)
-        if report_to and options.reports and options.out:
-            try:
-                result.report = _write_report(analysis, engine, options, report_to)
-            except Exception as exc:  # a report that fails to render must not lose the findings
-                result.report_error = f"{type(exc).__name__}: {exc}{_where(exc)}"
-    except IngestError as exc:
-        result.status, result.error = "error", str(exc)
-    except Exception as exc:  # anything a bad session triggers: keep the message, never stop the batch
-        result.status, result.error = "error", f"{type(exc).__name__}: {exc}{_where(exc)}"
-    result.deps = dependencies(abs_path, [os.path.abspath(s) for s in sources], result.format, member)
+    if is_url:  # stats come from the client's listing (``Listing``), which the cache compares
+        with tempfile.TemporaryDirectory(prefix="analyzer-") as tmp:
+            _analyze(result, options, report_to, lambda: _fetch_url(path, member, tmp),
+                     (os.path.join(tmp, ""), remote.parent_url(path) + "/"))
+    else:
+        result.main_stat = stat_of(abs_path)
+        result.mtime_ns = result.main_stat[1] if result.main_stat else None
+        moved = (os.path.join(str(cwd), ""), "") if local != path else None
+        sources = _analyze(result, options, report_to, lambda: local, moved)
+        result.deps = dependencies(abs_path, [os.path.abspath(s) for s in sources], result.format, member)
     result.seconds = round(time.perf_counter() - t0, 4)
     return result
 
 
 def run_job(job: Job, options: JobOptions) -> SessionResult:
     return analyze_path(job.path, options, member=job.member, report_to=job.report_to,
-                        session=job.session, key=job.key)
+                        session=job.session, key=job.key, cwd=job.cwd)

@@ -6,12 +6,13 @@ from pathlib import Path
 
 import click
 
-from analyzer.batch.core import BatchError, BatchOptions, run_batch
+from analyzer.batch.core import EXECUTORS, BatchError, BatchOptions, run_batch
 from analyzer.batch.progress import for_stream
 from analyzer.batch.results import BatchRun, short_error
 from analyzer.batch.runner import default_jobs
 from analyzer.cli._common import fail
 from analyzer.config import ConfigError, load_config
+from analyzer.ingest.remote import is_url
 from analyzer.rules.engine import SelectionError
 
 _SHOWN_FAILURES = 10
@@ -33,6 +34,12 @@ def parse_since(value: str) -> datetime:
 
 def _since(ctx: click.Context, param: click.Parameter, value: str | None) -> datetime | None:
     return parse_since(value) if value else None
+
+
+def _inputs(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    """Local paths must exist; URLs (``s3://…``) are listed when the batch runs."""
+    local = click.Path(exists=True)
+    return tuple(v if is_url(v) else str(local.convert(v, param, ctx)) for v in values)
 
 
 def summary_text(run: BatchRun, out: Path) -> str:
@@ -64,11 +71,11 @@ def summary_text(run: BatchRun, out: Path) -> str:
 
 
 @click.command("batch")
-@click.argument("dirs", nargs=-1, required=True, type=click.Path(exists=True))
+@click.argument("dirs", nargs=-1, required=True, callback=_inputs)
 @click.option("-o", "--output", "out", required=True, type=click.Path(file_okay=False),
               help="Output folder: sessions/*.html, index.html, findings.jsonl, summary.json, .cache.json.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
-              help="Worker processes [default: the number of cores]; 1 runs in this process.")
+              help="Worker processes of --executor local [default: the number of cores]; 1 runs in this process.")
 @click.option("--since", metavar="DATE", callback=_since, default=None,
               help="Only sessions whose last event (else file time) is on or after DATE (YYYY-MM-DD or ISO time, UTC).")
 @click.option("--no-redact", is_flag=True, help="Show secrets in the reports instead of [REDACTED].")
@@ -79,22 +86,37 @@ def summary_text(run: BatchRun, out: Path) -> str:
 @click.option("--rules-dir", multiple=True, type=click.Path(file_okay=False), help="Extra folder of rules.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="Config file (default: analyzer.toml or pyproject.toml found upwards).")
+@click.option("--executor", type=click.Choice(EXECUTORS), default="local", show_default=True,
+              help="Where sessions are analyzed: a pool of --jobs local processes, or the Dask cluster "
+                   "at --scheduler.")
+@click.option("--scheduler", metavar="ADDRESS", default=None,
+              help="The Dask scheduler for --executor dask, e.g. tcp://scheduler:8786.")
+@click.option("--scheduler-timeout", type=click.FloatRange(min=0, min_open=True), default=10.0,
+              show_default=True, metavar="SECONDS",
+              help="How long to wait for the Dask scheduler to answer and for a worker to join.")
 def command(dirs: tuple[str, ...], out: str, jobs: int | None, since: datetime | None, no_redact: bool,
             format_reports: str, select: tuple[str, ...], ignore: tuple[str, ...], rules_dir: tuple[str, ...],
-            config_path: str | None) -> None:
+            config_path: str | None, executor: str, scheduler: str | None, scheduler_timeout: float) -> None:
     """Analyze every session under DIRS: one HTML report each, index.html, findings.jsonl and
     summary.json in OUT. Sessions whose files did not change since the last run into OUT are
     taken from its cache.
 
+    DIRS may be fsspec URLs (s3://bucket/sessions, gs://…; the dask extra:
+    pip install 'session-analyzer[dask]'). With --executor dask the sessions are analyzed on an
+    existing Dask cluster and the results gathered here.
+
     Exit status: 0 when the batch ran (findings or failed sessions included), 2 on usage errors or
     when DIRS hold no session.
     """
+    if scheduler and executor != "dask":
+        fail("--scheduler is for --executor dask")
     try:
         config = load_config(Path(config_path) if config_path else None)
         options = BatchOptions(
             paths=list(dirs), out=Path(out), jobs=jobs or default_jobs(), since=since,
             reports=format_reports == "html", redact=not no_redact, config=config,
             select=_split(select), ignore=_split(ignore), rules_dirs=list(rules_dir),
+            executor=executor, scheduler=scheduler, scheduler_timeout=scheduler_timeout,
         )
         run = run_batch(options, for_stream(sys.stderr))
     except (BatchError, ConfigError, SelectionError) as exc:

@@ -70,12 +70,24 @@ __all__ = [
     "evaluate",
     "harness_frame",
     "harness_process",
+    "may_kill",
     "task_stop",
 ]
 
 _GPU_GLOB = "/dev/nvidia*"
 _INTERACTIVE_IGNORES = frozenset({"TERM", "INT", "QUIT"})
 _DYNAMIC = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*|[0-9!$#?@*-])\}?")
+
+
+_JUDGED = frozenset({"pkill", "kill", "killall", "fuser", "systemctl", "service", "launchctl", "docker", "podman",
+                     "docker-compose", "podman-compose", "tmux", "screen", "xargs"})
+"""The programs ``_dispatch`` judges (``xargs``: whatever it runs); keep the two in step."""
+
+
+def may_kill(script: ShellScript) -> bool:
+    """Whether ``evaluate`` could return a verdict for ``script``: False when no command of it is
+    one that ``evaluate`` judges, so a caller need not build the process list (most commands)."""
+    return any(c.name in _JUDGED for c in script.commands)
 
 
 def evaluate(

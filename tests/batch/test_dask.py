@@ -8,6 +8,7 @@ import importlib.util
 import logging
 import os
 import socket
+import subprocess
 import sys
 import tempfile
 import uuid
@@ -240,18 +241,24 @@ def test_executor_and_scheduler_go_together(tmp_path: Path) -> None:
     assert no_dask.code == 2 and "--scheduler is for --executor dask" in no_dask.stderr
 
 
-def test_without_the_dask_extra_the_error_says_what_to_install(tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed → ImportError
-    monkeypatch.setitem(sys.modules, "fsspec", None)
-    monkeypatch.setitem(sys.modules, "fsspec.core", None)
-    on_cluster = batch(FIXTURES / "seeds", out=tmp_path / "a",
-                       extra=("--executor", "dask", "--scheduler", "tcp://127.0.0.1:8786"))
-    url = batch("memory://sessions", out=tmp_path / "b")
+def _without_dask(*args: str) -> subprocess.CompletedProcess[str]:
+    """``analyzer ARGS`` in a Python where dask and fsspec cannot be imported (a subprocess: the
+    cluster of these tests keeps running in this one)."""
+    code = ("import sys\nfor m in ('distributed', 'dask', 'fsspec', 'fsspec.core'): sys.modules[m] = None\n"
+            "from analyzer.cli import main\nmain(sys.argv[1:])")
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120, check=False)
+
+
+def test_without_the_dask_extra_the_error_says_what_to_install(tmp_path: Path) -> None:
+    on_cluster = _without_dask("batch", str(FIXTURES / "seeds"), "-o", str(tmp_path / "a"),
+                               "--executor", "dask", "--scheduler", "tcp://127.0.0.1:8786")
+    url = _without_dask("batch", "memory://sessions", "-o", str(tmp_path / "b"))
     for run in (on_cluster, url):
-        assert run.code == 2 and INSTALL_HINT in run.stderr and "Traceback" not in run.stderr
-    assert "--executor dask needs dask.distributed" in on_cluster.stderr
-    assert "memory://sessions: reading URLs needs fsspec" in url.stderr
+        assert run.returncode == 2 and INSTALL_HINT in run.stderr and "Traceback" not in run.stderr
+    assert on_cluster.stderr == f"analyzer: --executor dask needs dask.distributed: {INSTALL_HINT}\n"
+    assert url.stderr == f"analyzer: memory://sessions: reading URLs needs fsspec: {INSTALL_HINT}\n"
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
 
 
 @needs_dask

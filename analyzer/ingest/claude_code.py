@@ -332,8 +332,8 @@ class _Reader:
         blocks = _blocks(msg.get("content"))
         if d.get("isApiErrorMessage"):
             text = "\n".join(str(bl.get("text", "")) for bl in blocks if bl.get("type") == "text")
-            self.add(f, SystemEvent.model_construct(subtype="api_error", text=text, ref=_s(d.get("uuid")),
-                                                    **self.common(d, line, f, agent)))
+            self.add(f, SystemEvent(subtype="api_error", text=text, ref=_s(d.get("uuid")),
+                                    **self.common(d, line, f, agent)))
             return
         mid = msg.get("id") if isinstance(msg.get("id"), str) else None
         model = msg.get("model") if isinstance(msg.get("model"), str) else None
@@ -350,8 +350,8 @@ class _Reader:
                     continue
                 ev = current.event
                 if ev is None:
-                    ev = current.event = AssistantEvent.model_construct(
-                        text="", model=model, ref=_s(d.get("uuid")), **self.common(d, line, f, agent))
+                    ev = current.event = AssistantEvent(text="", model=model, ref=_s(d.get("uuid")),
+                                                        **self.common(d, line, f, agent))
                     self.add(f, ev)
                 else:
                     self.touched += 1
@@ -389,9 +389,10 @@ class _Reader:
         if category in ("task_output", "task_stop"):
             ref = args.get("bash_id") or args.get("shell_id") or args.get("task_id")
             task_id = str(ref) if ref is not None else None
-        ev = ToolEvent.model_construct(
-            name=name, category=category, input=args, command=command, background=background, task_id=task_id,
-            ref=tool_id if isinstance(tool_id, str) else None, cwd=_s(d.get("cwd")), **self.common(d, line, f, agent))
+        ev = ToolEvent(name=name, category=category, input=args, command=command, background=background,
+                       task_id=task_id, ref=tool_id if isinstance(tool_id, str) else None,
+                       cwd=_s(d.get("cwd")),
+                       **self.common(d, line, f, agent))
         self.add(f, ev)
         if isinstance(tool_id, str):
             if tool_id in f.early:
@@ -425,9 +426,9 @@ class _Reader:
             return
         if stripped.startswith("<bash-input>"):  # the user ran `!cmd`; its output follows
             command = _tag(text, "bash-input") or ""
-            ev = ToolEvent.model_construct(name="Bash", category="shell", input={"command": command}, command=command,
-                                           by_user=True, ref=_s(d.get("uuid")), cwd=_s(d.get("cwd")),
-                                           **self.common(d, line, f, agent))
+            ev = ToolEvent(name="Bash", category="shell", input={"command": command}, command=command,
+                           by_user=True, ref=_s(d.get("uuid")), cwd=_s(d.get("cwd")),
+                           **self.common(d, line, f, agent))
             self.add(f, ev)
             if "<bash-stdout>" in text or "<bash-stderr>" in text:
                 ev.output = self.b.output(_user_shell_output(text), line, f.source)
@@ -444,8 +445,8 @@ class _Reader:
         if stripped in self.queued_prompts and agent == "main":
             self.queued_prompts.discard(stripped)  # already read from its queued_command attachment
             return
-        self.add(f, UserEvent.model_construct(text=text, origin=self.origin(text, d, f), ref=_s(d.get("uuid")),
-                                              **self.common(d, line, f, agent)))
+        self.add(f, UserEvent(text=text, origin=self.origin(text, d, f), ref=_s(d.get("uuid")),
+                              **self.common(d, line, f, agent)))
 
     def origin(self, text: str, d: dict[str, Any], f: _File) -> Any:
         stripped = text.lstrip()
@@ -523,7 +524,7 @@ class _Reader:
         self.notes.add(key)
         m = _NOTE_EXIT_RE.search(summary)
         subtype = "monitor-event" if event is not None and status is None else "task-notification"
-        self.add(f, SystemEvent.model_construct(
+        self.add(f, SystemEvent(
             subtype=subtype, text=summary if event is None else f"{summary}: {event}",
             task_id=task_id, status=status, exit_code=int(m.group(1)) if m else None,
             ref=_s(d.get("uuid")), **self.common(d, line, f, agent),
@@ -539,16 +540,15 @@ class _Reader:
         elif text.strip():
             # a prompt typed while the agent was busy; a later user entry may repeat it
             self.queued_prompts.add(text.strip())
-            self.add(f, UserEvent.model_construct(text=text, origin="prompt", ref=_s(d.get("uuid")),
-                                                  **self.common(d, line, f, agent)))
+            self.add(f, UserEvent(text=text, origin="prompt", ref=_s(d.get("uuid")),
+                                  **self.common(d, line, f, agent)))
 
     def system(self, d: dict[str, Any], line: int, f: _File, agent: str) -> None:
-        raw = d.get("subtype")
-        subtype = raw if isinstance(raw, str) else "system"
+        subtype = d.get("subtype") if isinstance(d.get("subtype"), str) else "system"
         if (subtype == "init" and "session_id" in d) or subtype in _SKIPPED_SYSTEM:
             return  # the stream-json header; timing records
-        self.add(f, SystemEvent.model_construct(subtype=subtype, text=text_of(d.get("content")),
-                                                ref=_s(d.get("uuid")), **self.common(d, line, f, agent)))
+        self.add(f, SystemEvent(subtype=subtype, text=text_of(d.get("content")), ref=_s(d.get("uuid")),
+                                **self.common(d, line, f, agent)))
 
 
 def _derived_agent(tool_id: str) -> str:

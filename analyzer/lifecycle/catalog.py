@@ -277,7 +277,9 @@ class Catalog:
 
 @cache
 def _builtin() -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load(_CATALOG_FILE.read_text("utf-8"))
+    # libyaml when the wheel has it: 5x faster than the pure-Python loader, the same objects
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    data: dict[str, Any] = yaml.load(_CATALOG_FILE.read_text("utf-8"), Loader=loader)
     return data
 
 

@@ -31,6 +31,34 @@ _RULES: list[tuple[str, re.Pattern[str], int]] = [
         r"(?i)(--(?:api-key|token|password|secret|hf-token)[= ]['\"]?)([^\s'\"]{4,})"), 2),
 ]
 
+_GATES: dict[str, tuple[str, ...] | re.Pattern[str]] = {
+    # Text every match of the kind contains: most text holds none, and a substring test is ~100x
+    # cheaper than scanning every word boundary with the full pattern. Literals: any one must occur;
+    # a pattern: the match's own tail, with the same flags, so the gate never hides a secret.
+    "private key": ("-----BEGIN ",),
+    "Anthropic API key": ("sk-ant-",),
+    "OpenAI API key": ("sk-",),
+    "GitHub token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "AWS access key": ("AKIA", "ASIA"),
+    "Hugging Face token": ("hf_",),
+    "Google API key": ("AIza",),
+    "Slack token": ("xox",),
+    "Stripe key": ("k_live_", "k_test_"),
+    "JWT": ("eyJ",),
+    "Authorization header": re.compile(r"(?i)authorization\s*[:=]"),
+    "password in URL": re.compile(r"://[^/\s:@'\"]+:[^@\s/'\"]+@"),
+    "secret variable": re.compile(r"(?i)(?:API_KEY|_KEY|TOKEN|SECRET|PASSWORD|PASSWD)[A-Z0-9_]*\s*=\s*['\"]?[^\s'\"]{4}"),
+    "secret flag": ("--",),
+}
+
+
+def _may_hold(kind: str, text: str) -> bool:
+    gate = _GATES[kind]
+    if isinstance(gate, tuple):
+        return any(lit in text for lit in gate)
+    return gate.search(text) is not None
+
+
 MASK = "[REDACTED]"
 
 
@@ -45,6 +73,8 @@ class Redactor:
         if not text or not self.enabled:
             return text or ""
         for kind, pattern, group in _RULES:
+            if not _may_hold(kind, text):
+                continue
             if group == 0:
                 text, n = pattern.subn(MASK, text)
             else:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
+from bisect import bisect_left
 from pathlib import PurePosixPath
 
 from analyzer.events import AssistantEvent, Event, SystemEvent, ToolEvent, UserEvent
@@ -298,9 +299,10 @@ class Builder:
             launch.duplicate_of = self.w.facts[lives[-1]].event
             self.w._edge(f"event:{launch.event}", f"event:{launch.duplicate_of}", "conflicts-with", fi)
         else:
-            earlier = [e for e in self.w.instances[inst].launches if e < launch.event]
-            if earlier:
-                self.w._edge(f"event:{launch.event}", f"event:{earlier[-1]}", "replaces", fi)
+            launched = self.w.instances[inst].launches  # appended by the walk, so in timeline order
+            k = bisect_left(launched, launch.event)
+            if k:
+                self.w._edge(f"event:{launch.event}", f"event:{launched[k - 1]}", "replaces", fi)
             self.w._change(inst, "starting", fi, f"launched ({launch.label})")
         lives.append(fi)
         self.touch(inst)

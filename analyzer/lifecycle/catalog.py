@@ -29,6 +29,53 @@ def _basename(word: str) -> str:
     return PurePosixPath(word).name
 
 
+def required_words(pattern: re.Pattern[str]) -> frozenset[str] | None:
+    """Words one of which is in every text ``pattern`` matches (``{"OOM", "Out of memory: Killed
+    process"}`` for ``\\bOOM\\b|Out of memory: Killed process``), or None when the pattern does not
+    say (case-insensitive, ``.*`` only, anything unexpected). Read from the regex's own parse tree;
+    a text that holds none of the words cannot match, so it need not be searched line by line."""
+    if pattern.flags & (re.IGNORECASE | re.VERBOSE):
+        return None
+    try:
+        from re import _constants as sre  # type: ignore[attr-defined]
+        from re import _parser  # type: ignore[attr-defined]
+
+        return _needs(list(_parser.parse(pattern.pattern, pattern.flags)), sre)
+    except Exception:  # a Python whose regex internals differ: no shortcut, same answers
+        return None
+
+
+def _needs(items: list[tuple[Any, Any]], sre: Any) -> frozenset[str] | None:
+    """``required_words`` of a sequence: its best run of literal characters or required part."""
+    candidates: list[frozenset[str]] = []
+    run: list[str] = []
+    for op, av in [*items, (None, None)]:
+        if op is sre.LITERAL:
+            run.append(chr(av))
+            continue
+        if run:
+            candidates.append(frozenset(["".join(run)]))
+            run = []
+        found: frozenset[str] | None = None
+        if op is sre.SUBPATTERN:
+            _, add_flags, _, sub = av
+            found = None if add_flags & (re.IGNORECASE | re.VERBOSE) else _needs(list(sub), sre)
+        elif op is sre.ATOMIC_GROUP:
+            found = _needs(list(av), sre)
+        elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
+            low, _, sub = av
+            found = _needs(list(sub), sre) if low >= 1 else None
+        elif op is sre.BRANCH:
+            branches = [_needs(list(b), sre) for b in av[1]]
+            found = None if any(b is None for b in branches) else frozenset().union(*branches)  # type: ignore[arg-type]
+        if found:
+            candidates.append(found)
+    if not candidates:
+        return None
+    best = max(candidates, key=lambda words: (min(map(len, words)), -len(words)))
+    return best if all(best) else None
+
+
 def _combine(patterns: list[re.Pattern[str]]) -> re.Pattern[str] | None:
     """One regex that matches where any of ``patterns`` does: one search per line instead of one
     per pattern. None when joining could change a pattern's meaning (numbered or named
@@ -138,6 +185,7 @@ class Catalog:
         self._by_program: dict[str, list[ServerKind]] = {}
         self._by_module: dict[str, list[ServerKind]] = {}
         self._combined: dict[tuple[str, str | None], re.Pattern[str] | None] = {}
+        self._literals: dict[tuple[str, str | None], list[str] | None] = {}
 
     @classmethod
     def load(cls, extra: dict[str, dict[str, Any]] | None = None) -> Catalog:
@@ -262,6 +310,11 @@ class Catalog:
             return None
         if key not in self._combined:
             self._combined[key] = _combine(pats)
+            words = [required_words(p) for p in pats]
+            self._literals[key] = None if None in words else sorted({w for ws in words if ws for w in ws})
+        literals = self._literals[key]
+        if literals is not None and not any(lit in text for lit in literals):
+            return None  # every pattern needs one of these words: no line can match
         combined = self._combined[key]
         if combined is not None:
             search = combined.search

@@ -22,6 +22,8 @@ _REFUSED_WORDS = ("connection refused", "failed to connect", "couldn't connect",
                   "curl: (56)", "curl: (28)", "empty reply from server", "no route to host", "connection reset",
                   "timed out", "econnrefused")
 """``_REFUSED``'s alternatives as lowercase text, but for ``^000$``."""
+_REFUSED_HINTS = ("refused", "connect", "curl: (", "reply", "route", "timed out")
+"""A word of every one of ``_REFUSED_WORDS``: text with none of them has none of those."""
 _HTTP_TOOLS = frozenset({"curl", "wget", "http", "https", "xh"})
 _PID = re.compile(r"(?:\bPID[:= ]\s*|^\[\d+\]\s+)(\d{2,8})\b", re.M)
 _JOB_DIED = re.compile(
@@ -95,7 +97,9 @@ def refused(output: str) -> bool:
     if not output.isascii():
         return _REFUSED.search(output) is not None
     low = output.lower()
-    return any(word in low for word in _REFUSED_WORDS) or "\n000\n" in f"\n{low}\n"
+    if "000" in low and "\n000\n" in f"\n{low}\n":
+        return True
+    return any(hint in low for hint in _REFUSED_HINTS) and any(word in low for word in _REFUSED_WORDS)
 
 
 def pids_in(output: str | None) -> list[int]:

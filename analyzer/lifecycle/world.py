@@ -78,6 +78,34 @@ def _event_of(change: StateChange) -> int:
     return change.event
 
 
+@dataclass(slots=True)
+class _Listing:
+    """Some facts in ``World.facts`` order, their events, and whether those events never decrease
+    (the walk appends facts in timeline order; a hand-built world might not)."""
+
+    facts: list[Any] = field(default_factory=list)
+    events: list[int] = field(default_factory=list)
+    ordered: bool = True
+
+    def add(self, fact: Any) -> None:
+        if self.events and fact.event < self.events[-1]:
+            self.ordered = False
+        self.facts.append(fact)
+        self.events.append(fact.event)
+
+    def before(self, event: int) -> list[Any]:
+        """The facts whose event is below ``event``, in order."""
+        if self.ordered:
+            return self.facts[: bisect_left(self.events, event)]
+        return [f for f in self.facts if f.event < event]
+
+    def at(self, event: int) -> list[Any]:
+        """The facts whose event is ``event``, in order."""
+        if self.ordered:
+            return self.facts[bisect_left(self.events, event) : bisect_right(self.events, event)]
+        return [f for f in self.facts if f.event == event]
+
+
 @dataclass
 class World:
     """Everything the lifecycle stage learned about a session.
@@ -97,16 +125,18 @@ class World:
     _graph: nx.MultiDiGraph | None = field(default=None, init=False, repr=False)
     _positions: dict[int, int] = field(default_factory=dict, init=False, repr=False)
     """id(fact) -> its index in ``facts``."""
-    _kinds: dict[Any, tuple[list[int], list[Any]]] = field(default_factory=dict, init=False, repr=False)
-    """kind -> ([facts indexed so far], facts of that kind in order)."""
+    _kinds: dict[Any, tuple[list[int], _Listing]] = field(default_factory=dict, init=False, repr=False)
+    """kind -> ([facts indexed so far], the facts of that kind)."""
     _at: tuple[list[int], dict[int, list[Fact]]] = field(default_factory=lambda: ([0], {}), init=False, repr=False)
-    _per_instance: dict[Any, tuple[list[int], dict[str | None, list[Any]]]] = field(
+    _per_instance: dict[Any, tuple[list[int], dict[str | None, _Listing]]] = field(
         default_factory=dict, init=False, repr=False)
+    """kind -> ([facts of that kind indexed so far], instance -> its facts of that kind)."""
     _prompts: tuple[list[int], list[int], bool] | None = field(default=None, init=False, repr=False)
     """(``index`` of each user prompt, its position in ``session.events``, whether the indexes
     ascend), in timeline order."""
-    _lifted: tuple[int, dict[int, int | None]] = field(default_factory=lambda: (-1, {}), init=False, repr=False)
-    """(instructions seen, id(hold) -> the first later instruction event that lifts it, or None)."""
+    _lifted: tuple[int, dict[int, int | None], _Listing] = field(
+        default_factory=lambda: (-1, {}, _Listing()), init=False, repr=False)
+    """(instructions seen, id(hold) -> the first later instruction event that lifts it or None, the holds)."""
 
     # -- the graph (networkx is imported when a caller first asks for it) ------------------------
 
@@ -131,20 +161,26 @@ class World:
 
     def _of(self, kind: Any) -> list[Any]:
         """Facts that are instances of ``kind``, in order (the index itself: do not mutate)."""
+        return self._listing(kind).facts
+
+    def _listing(self, kind: Any) -> _Listing:
         entry = self._kinds.get(kind)
         if entry is None:
-            entry = self._kinds[kind] = ([0], [])
-        done, found = entry
+            entry = self._kinds[kind] = ([0], _Listing())
+        done, listing = entry
         if done[0] > len(self.facts):  # the list was replaced: start over
             done[0] = 0
-            found.clear()
+            listing = _Listing()
+            self._kinds[kind] = (done, listing)
         if done[0] != len(self.facts):
-            found.extend(f for f in self.facts[done[0]:] if isinstance(f, kind))
+            for f in self.facts[done[0]:]:
+                if isinstance(f, kind):
+                    listing.add(f)
             done[0] = len(self.facts)
-        return found
+        return listing
 
-    def _of_instance(self, kind: Any, instance: str | None) -> list[Any]:
-        """Facts of ``kind`` about ``instance``, in order (the index itself: do not mutate)."""
+    def _of_instance(self, kind: Any, instance: str | None) -> _Listing:
+        """Facts of ``kind`` about ``instance`` (the index itself: do not mutate)."""
         entry = self._per_instance.get(kind)
         if entry is None:
             entry = self._per_instance[kind] = ([0], {})
@@ -155,9 +191,12 @@ class World:
             by_instance.clear()
         if done[0] != len(of_kind):
             for f in of_kind[done[0]:]:
-                by_instance.setdefault(f.instance, []).append(f)
+                listing = by_instance.get(f.instance)
+                if listing is None:
+                    listing = by_instance[f.instance] = _Listing()
+                listing.add(f)
             done[0] = len(of_kind)
-        return by_instance.get(instance, [])
+        return by_instance.get(instance) or _Listing()
 
     def facts_of(self, kind: type[F]) -> list[F]:
         return list(self._of(kind))
@@ -195,49 +234,50 @@ class World:
     def launches(self, instance: str | None = None) -> list[Launch]:
         if instance is None:
             return self.facts_of(Launch)
-        return list(self._of_instance(Launch, instance))
+        return list(self._of_instance(Launch, instance).facts)
 
     def ready_signals(self, instance: str, before: int) -> list[Ready]:
-        return [f for f in self._of_instance(Ready, instance) if f.event < before]
+        return self._of_instance(Ready, instance).before(before)
 
     def failures(self, instance: str | None = None) -> list[Failure]:
         if instance is None:
             return self.facts_of(Failure)
-        return list(self._of_instance(Failure, instance))
+        return list(self._of_instance(Failure, instance).facts)
 
     def instructions_in_force(self, event: int) -> list[Instruction]:
         """User instructions that still apply at ``event``: those of the latest user prompt before
         it, plus any ``hold`` not lifted by a later instruction about the same target."""
-        instructions: list[Instruction] = self._of(Instruction)
-        before = [f for f in instructions if f.event < event]
+        listing = self._listing(Instruction)
+        before = listing.before(event)
         if not before:
             return []
         latest_prompt = self._latest_prompt(event)
-        current = [f for f in before if f.event == latest_prompt]
-        lifted = self._hold_lifts(instructions)
-        holds = []
-        for h in before:
-            if h.action == "hold" and h.event != latest_prompt:
+        current: list[Instruction] = [f for f in listing.at(latest_prompt) if f.event < event]
+        lifted, holds = self._hold_lifts(listing.facts)
+        in_force = []
+        for h in holds.before(event):
+            if h.event != latest_prompt:
                 lift = lifted[id(h)]
                 if lift is None or lift >= event:
-                    holds.append(h)
-        return current + holds
+                    in_force.append(h)
+        return current + in_force
 
-    def _hold_lifts(self, instructions: list[Instruction]) -> dict[int, int | None]:
+    def _hold_lifts(self, instructions: list[Instruction]) -> tuple[dict[int, int | None], _Listing]:
         """For each hold, the earliest event of a later non-hold instruction about the same target
         (any target, for a hold that names none): the hold is in force before that event only."""
-        done, lifts = self._lifted
+        done, lifts, holds = self._lifted
         if done != len(instructions):
-            lifts = {}
+            lifts, holds = {}, _Listing()
             for h in instructions:
                 if h.action != "hold":
                     continue
+                holds.add(h)
                 targets = set(h.targets)
                 events = [g.event for g in instructions if g.event > h.event and g.action != "hold"
                           and (targets & set(g.targets) or not h.targets)]
                 lifts[id(h)] = min(events) if events else None
-            self._lifted = (len(instructions), lifts)
-        return lifts
+            self._lifted = (len(instructions), lifts, holds)
+        return lifts, holds
 
     def _prompt_index(self) -> tuple[list[int], list[int], bool]:
         if self._prompts is None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+import re
+
+import pytest
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analyzer.lifecycle.catalog import Catalog, ServerKind, default_catalog
-from analyzer.lifecycle.probes import _REFUSED, refused
+from analyzer.lifecycle.catalog import Catalog, ServerKind, default_catalog, required_words
+from analyzer.lifecycle.probes import _REFUSED, _REFUSED_HINTS, _REFUSED_WORDS, refused
 
 _PIECES = ["Connection refused", "connection REFUSED", "Failed to connect", "Couldn't connect", "curl: (7)",
            "CURL: (52)", "curl: (56)", "curl: (28)", "curl: (6)", "Empty reply from server", "No route to host",
@@ -17,6 +20,10 @@ _PIECES = ["Connection refused", "connection REFUSED", "Failed to connect", "Cou
 @given(st.lists(st.one_of(st.sampled_from(_PIECES), st.text(max_size=6)), max_size=8).map("".join))
 def test_refused_is_the_regex(text: str) -> None:
     assert refused(text) == (_REFUSED.search(text) is not None)
+
+
+def test_every_refusal_word_holds_a_hint() -> None:
+    assert all(any(hint in word for hint in _REFUSED_HINTS) for word in _REFUSED_WORDS)
 
 
 def test_refused_examples() -> None:
@@ -51,3 +58,45 @@ def test_catalog_patterns_that_cannot_be_joined_are_read_one_by_one() -> None:
     assert cat.ready_line("echo", "ab ready cd\n") is None
     assert cat.failure_line("echo", "a=b\nzz=zz\n") == "zz=zz"
     assert cat._combined[("ready", "echo")] is None and cat._combined[("failure", "echo")] is None
+
+
+_CATALOG = default_catalog()
+_PATTERNS = [*_CATALOG._fail, *(p for ps in _CATALOG._kind_fail.values() for p in ps),
+             *(p for ps in _CATALOG._ready.values() for p in ps)]
+_MORE = [re.compile(p) for p in (r"(a|bc)+d", r"x(?:yz)?w", r"(?>abc)q", r"a{2,3}b", r"(?i:ab)cd", r"[|]x\b",
+                                 r"^\s*(?:\S+: )?(?:line \d+: )?\d+ (?:Killed|Aborted)\b")]
+
+
+@pytest.mark.parametrize("pattern", _PATTERNS + _MORE, ids=lambda p: p.pattern[:40])
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_every_match_holds_a_required_word(pattern: re.Pattern[str], data: st.DataObject) -> None:
+    words = required_words(pattern)
+    text = data.draw(st.from_regex(pattern))
+    assert pattern.search(text)
+    if words is not None:
+        assert any(w in text for w in words), (text, words)
+
+
+def test_required_words_of_the_catalog_and_when_there_are_none() -> None:
+    assert required_words(re.compile(r"\bOOM\b|Out of memory: Killed process")) == {"OOM", "Out of memory: Killed process"}
+    assert required_words(re.compile(r"Traceback \(most recent call last\)")) == {"Traceback (most recent call last)"}
+    assert required_words(re.compile(r"a|b")) is None  # one-letter branches are a character class
+    assert required_words(re.compile(r"(?i)ready")) is None and required_words(re.compile(r".*")) is None
+    assert all(required_words(p) for p in _CATALOG._fail)  # so failure lines are found without a line loop
+
+
+@given(st.lists(st.sampled_from(["Traceback (most recent call last):", "  File x", "ERROR:  [Errno 98] in use",
+                                 "Killed", "1234 Killed   python x", "OOM", "OOMs", "INFO ok", "core dumped",
+                                 "Uvicorn running on http://0.0.0.0:8000", "uvicorn running", "\r", "",
+                                 "Address already in use"]), max_size=8).map("\n".join))
+def test_failure_and_ready_lines_are_the_first_matching_line(text: str) -> None:
+    for kind in [None, "sglang", "uvicorn"]:
+        fail = _CATALOG._fail + (_CATALOG._kind_fail.get(kind, []) if kind else [])
+        ready = _CATALOG._ready.get(kind, []) if kind else [p for ps in _CATALOG._ready.values() for p in ps]
+        assert _CATALOG.failure_line(kind, text) == _first(fail, text)
+        assert _CATALOG.ready_line(kind, text) == _first(ready, text)
+
+
+def _first(patterns: list[re.Pattern[str]], text: str) -> str | None:
+    return next((ln.strip() for ln in text.splitlines() if any(p.search(ln) for p in patterns)), None)

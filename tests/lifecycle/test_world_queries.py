@@ -106,6 +106,14 @@ def test_indexed_queries_answer_as_their_definitions(path: Path) -> None:
     assert answers(w) == plain_answers(w)
 
 
+@pytest.mark.parametrize("path", SESSIONS[:3], ids=lambda p: p.name)
+def test_a_hand_built_world_out_of_timeline_order(path: Path) -> None:
+    built = build_world(load(path))
+    w = World(session=built.session, catalog=built.catalog, facts=list(reversed(built.facts)),
+              instances=built.instances)
+    assert answers(w) == plain_answers(w)
+
+
 def test_indexed_queries_on_real_sessions(corpus: Path) -> None:
     for path in [corpus / "claude-code" / "posthog-dashboard-pkill-v2.1.112.jsonl",
                  corpus / "claude-code" / "todo-app-nextjs-dev-server.jsonl"]:

@@ -8,8 +8,11 @@ import orjson
 
 from analyzer.cli._common import EXIT_USAGE, echo_diagnostics, fail
 from analyzer.config import ConfigError, load_config
+from analyzer.events import SystemEvent
 from analyzer.ingest import IngestError, load
+from analyzer.ingest.base import paused_gc
 from analyzer.ingest.discover import discover
+from analyzer.lifecycle.world import World
 from analyzer.pipeline import Analysis, Analyzer
 from analyzer.report import json_doc, sarif, text
 from analyzer.rules.api import Severity
@@ -58,19 +61,12 @@ def command(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: t
     for p in discover(paths):
         if config.excluded(p):
             continue
-        try:
-            session = load(p)
-        except IngestError as exc:
-            errors.append({"path": exc.path, "line": exc.line, "message": exc.reason})
-            click.echo(f"analyzer: {exc}", err=True)
-            continue
-        if fmt == "text":
-            echo_diagnostics(session)
-        if not session.events and any(d.level == "error" for d in session.diagnostics):
-            errors.append({"path": session.path, "line": None, "message": "no readable record"})
-            click.echo(f"analyzer: {session.path}: no readable record", err=True)
-            continue
-        analyses.append(analyzer.analyze_session(session))
+        # a session's objects are made and mostly dropped again (``_reported``) before the cycle
+        # collector runs: it then scans what is kept, not the whole timeline and world
+        with paused_gc():
+            analysis = _check_one(p, analyzer, fmt, errors)
+        if analysis is not None:
+            analyses.append(analysis)
     if not analyses:
         if not errors:
             click.echo(f"analyzer: no session found under {', '.join(paths)}", err=True)
@@ -95,6 +91,37 @@ def command(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: t
     threshold = Severity(fail_on or config.fail_on or "low").rank
     if any(f.severity.rank >= threshold for a in analyses for f in a.findings):
         sys.exit(EXIT_FINDINGS)
+
+
+def _check_one(path: Path, analyzer: Analyzer, fmt: str, errors: list[dict[str, str | int | None]]) -> Analysis | None:
+    """Load and analyze one session; None (and an entry in ``errors``) when nothing was readable."""
+    try:
+        session = load(path)
+    except IngestError as exc:
+        errors.append({"path": exc.path, "line": exc.line, "message": exc.reason})
+        click.echo(f"analyzer: {exc}", err=True)
+        return None
+    if fmt == "text":
+        echo_diagnostics(session)
+    if not session.events and any(d.level == "error" for d in session.diagnostics):
+        errors.append({"path": session.path, "line": None, "message": "no readable record"})
+        click.echo(f"analyzer: {session.path}: no readable record", err=True)
+        return None
+    return _reported(analyzer.analyze_session(session))
+
+
+_ELIDED = SystemEvent(subtype="elided", text="not kept: no finding points here")
+
+
+def _reported(a: Analysis) -> Analysis:
+    """The analysis as this command's reports read it: the session's numbers and diagnostics and
+    the events findings point at. The world and the other events (tool outputs are most of a
+    log) are dropped, so checking years of sessions does not hold all of them until the end."""
+    keep = {ref.index for f in [*a.findings, *(f for f, _ in a.suppressed)] for ref in (f.anchor, *f.related)}
+    events = a.session.events
+    session = a.session.model_copy(update={"events": [events[i] if i in keep else _ELIDED
+                                                      for i in range(len(events))]})
+    return Analysis(session, World(session=session, catalog=a.world.catalog), a.findings, a.suppressed, a.problems)
 
 
 def _apply_baseline(analyses: list[Analysis], baseline: str | None, required: bool, writing: bool) -> list[str]:

@@ -144,6 +144,23 @@ class ToolEvent(_EventBase):
     cwd: str | None = None
     """Working directory of the call, when logged."""
 
+    def status_words(self) -> list[str]:
+        """How the call ended, in a few words for listings: ``background b1``, ``exit 1``…"""
+        out = []
+        if self.background:
+            out.append("background" + (f" {self.task_id}" if self.task_id else ""))
+        elif self.task_id:
+            out.append(f"task {self.task_id}")
+        if self.exit_code is not None:
+            out.append(f"exit {self.exit_code}")
+        elif self.is_error:
+            out.append("error")
+        if self.interrupted:
+            out.append("interrupted")
+        if self.output is None and self.category == "shell":
+            out.append("no result")
+        return out
+
 
 class SystemEvent(_EventBase):
     """Something the harness recorded: a background task finished, the context was compacted, an

@@ -24,19 +24,7 @@ def describe(ev: Event) -> tuple[str, str]:
         return f"sys/{ev.subtype}", (ev.text if not extra else f"{extra.strip()} {ev.text}")
     assert isinstance(ev, ToolEvent)
     who = "user$" if ev.by_user else ev.name
-    status = []
-    if ev.background:
-        status.append("bg" + (f":{ev.task_id}" if ev.task_id else ""))
-    elif ev.task_id:
-        status.append(f"task:{ev.task_id}")
-    if ev.exit_code is not None:
-        status.append(f"exit {ev.exit_code}")
-    elif ev.is_error:
-        status.append("error")
-    if ev.interrupted:
-        status.append("interrupted")
-    if ev.output is None and ev.category == "shell":
-        status.append("no result")
+    status = ev.status_words()
     tail = f"  [{', '.join(status)}]" if status else ""
     body = ev.command if ev.command is not None else orjson.dumps(ev.input).decode()
     return who, body + tail

@@ -65,22 +65,7 @@ class Row:
 
 
 def _status(ev: ToolEvent) -> list[str]:
-    out = []
-    if ev.background:
-        out.append("background" + (f" {ev.task_id}" if ev.task_id else ""))
-    elif ev.task_id:
-        out.append(f"task {ev.task_id}")
-    if ev.exit_code is not None:
-        out.append(f"exit {ev.exit_code}")
-    elif ev.is_error:
-        out.append("error")
-    if ev.interrupted:
-        out.append("interrupted")
-    if ev.output is None and ev.category == "shell":
-        out.append("no result")
-    if ev.by_user:
-        out.append("run by the user")
-    return out
+    return [*ev.status_words(), *(["run by the user"] if ev.by_user else [])]
 
 
 def _time(own: bool, times: Times, index: int) -> str:

@@ -18,7 +18,8 @@ generator (the fixture sessions repeated with fresh ids, shell results padded wi
 once more under pyinstrument (the ``bench`` extra) and prints the functions with the most own
 time.
 
-``generate_corpus()`` is importable: ``from scale import generate_corpus`` (with ``bench/`` on
+``--phases`` also times the phases of one check (imports, load, spaCy, world, rules, output) in
+one process. ``generate_corpus()`` is importable: ``from scale import generate_corpus`` (with ``bench/`` on
 ``sys.path``), for the batch benchmark.
 """
 
@@ -70,6 +71,34 @@ for arg in sys.argv[1:]:
                 records += 1
 print(f"{records} records")
 """
+
+PHASES = r"""
+import json, sys, time
+t0 = time.perf_counter()
+import analyzer.cli.check  # what `analyzer check` imports before it reads anything
+from analyzer.ingest import load
+from analyzer.lifecycle import language
+from analyzer.lifecycle.world import build_world
+from analyzer.pipeline import Analysis, Analyzer
+from analyzer.report import text
+from analyzer.rules.engine import run_rules
+t1 = time.perf_counter()
+analyzer = Analyzer()
+t2 = time.perf_counter()
+session = load(sys.argv[1])
+t3 = time.perf_counter()
+language._pipeline()  # spaCy: imported and built when the first message is read
+t4 = time.perf_counter()
+world = build_world(session, analyzer.catalog)
+t5 = time.perf_counter()
+result = run_rules(world, analyzer.rules, known=set(analyzer.ruleset.rules))
+t6 = time.perf_counter()
+text.render([Analysis(session, world, result.findings, result.suppressed, result.problems)])
+t7 = time.perf_counter()
+print(json.dumps({"imports": t1 - t0, "rules and catalog": t2 - t1, "load": t3 - t2, "spaCy": t4 - t3,
+                  "world": t5 - t4, "rules": t6 - t5, "text output": t7 - t6}))
+"""
+"""Where one ``check`` of one session spends its time, phase by phase, in one process."""
 
 
 # -- inputs ---------------------------------------------------------------------------------------
@@ -236,6 +265,23 @@ def profile(paths: list[Path], extra: list[str], cwd: Path, top: int) -> None:
         print(r.err[-1500:])
 
 
+def phases(path: Path, runs: int, cwd: Path) -> None:
+    """The phases of one check in one process (``PHASES``), medians of ``runs``."""
+    times: dict[str, list[float]] = {}
+    for _ in range(runs):
+        r = run([sys.executable, "-c", PHASES, str(path)], cwd)
+        if r.code != 0:
+            sys.exit(f"phases failed:\n{r.err[-2000:]}")
+        for name, secs in json.loads(r.out).items():
+            times.setdefault(name, []).append(secs)
+    total = sum(statistics.median(v) for v in times.values())
+    print(f"phases in one process (medians of {runs}; wall s, share):")
+    for name, values in times.items():
+        m = statistics.median(values)
+        print(f"  {name:18} {m:7.3f}  {m / total:5.1%}")
+    print(f"  {'sum':18} {total:7.3f}  (plus interpreter start, ~0.02 s)")
+
+
 def header() -> None:
     import importlib.metadata as md
 
@@ -254,6 +300,8 @@ def cmd_session(args: argparse.Namespace, folder: Path) -> None:
     results = compare([path], args.runs, args.check_args, folder)
     targets = ("targets: wall <= 3x, peak RSS < 250 MB" if args.mb <= 100 else "target: peak RSS < 1 GB")
     report(results, size, targets)
+    if args.phases:
+        phases(path, args.runs, folder)
     if args.profile:
         profile([path], args.check_args, folder, args.top)
 
@@ -306,6 +354,7 @@ def main(argv: list[str] | None = None) -> None:
     s.add_argument("--mb", type=float, default=50.0)
     s.add_argument("--entries", type=int, help="default: 12,000 per 50 MB")
     s.add_argument("--shell", type=int, help="shell calls; default: 3,000 per 50 MB")
+    s.add_argument("--phases", action="store_true", help="also time each phase of one check in one process")
     c = sub.add_parser("corpus", parents=[common], help="1,000 sessions in one check run against the floor")
     c.add_argument("--files", type=int, default=1000)
     c.add_argument("--seed", type=int, default=0)

@@ -265,17 +265,18 @@ def _pipeline() -> _Pipeline:
 
 
 def _build_pipeline() -> _Pipeline:
-    import spacy
+    from spacy.lang.en import English
     from spacy.matcher import Matcher, PhraseMatcher
     from spacy.tokenizer import Tokenizer
     from spacy.tokens import Doc
     from spacy.util import filter_spans
 
-    nlp = spacy.blank("en")
-    tokenizer = nlp.tokenizer
-    assert isinstance(tokenizer, Tokenizer)
-    # identifiers like sglang-k26-ddtree, llama.cpp, vllm.service stay one token
-    tokenizer.token_match = P.IDENT_TOKEN.fullmatch
+    # spacy.blank("en") whose tokenizer keeps identifiers like sglang-k26-ddtree, llama.cpp and
+    # vllm.service one token: token_match set in the language's Defaults, not on the built tokenizer,
+    # which would load all its special cases a second time (~60 ms)
+    defaults = type("Defaults", (English.Defaults,), {"token_match": P.IDENT_TOKEN.fullmatch})
+    nlp: Language = type("BlankEnglish", (English,), {"Defaults": defaults})()
+    assert isinstance(nlp.tokenizer, Tokenizer) and nlp.tokenizer.token_match is not None
     cues = Matcher(nlp.vocab, validate=True)
     phrases = PhraseMatcher(nlp.vocab, attr="LOWER")
     wild_first: set[str] = set()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 
 from analyzer.lifecycle.facts import Ready
@@ -39,6 +40,7 @@ class KillAfterReady(Rule):
     summary = "A kill hits a server the user said was ready, with no instruction to stop it."
 
     def check(self, world: World) -> Iterable[Finding]:
+        failed = _failure_events(world)
         for kill in world.kills():
             seen: set[str] = set()
             for victim in kill.victims:
@@ -48,9 +50,9 @@ class KillAfterReady(Rule):
                 handed = self.handed_over(world, inst, kill.event)
                 if handed is None:
                     continue
-                if any(f.event > handed.event and f.launch_event in (None, victim.launch_event)
-                       for f in world.failures(inst) if f.event < kill.event):
-                    continue
+                if any(_any_between(failed.get((inst, launch), []), handed.event, kill.event)
+                       for launch in {None, victim.launch_event}):
+                    continue  # a failure of the instance (or of this launch) since it was handed over
                 if any(i.action in ("stop", "restart") and (not i.targets or inst in i.targets)
                        for i in world.instructions_in_force(kill.event)):
                     continue
@@ -78,3 +80,20 @@ class KillAfterReady(Rule):
             if r.source == "agent" and world.user_messages_between(r.event, before):
                 return r
         return None
+
+
+def _failure_events(world: World) -> dict[tuple[str, int | None], list[int]]:
+    """(instance, the launch it is about or None) -> the events of its failures, sorted: one pass,
+    so asking per kill stays linear in the session."""
+    found: dict[tuple[str, int | None], list[int]] = {}
+    for f in world.failures():
+        if f.instance is not None:
+            found.setdefault((f.instance, f.launch_event), []).append(f.event)
+    for events in found.values():
+        events.sort()
+    return found
+
+
+def _any_between(events: list[int], after: int, before: int) -> bool:
+    """Whether a sorted list holds an event strictly between ``after`` and ``before``."""
+    return bisect_right(events, after) < bisect_left(events, before)

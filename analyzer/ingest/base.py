@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from analyzer.events import Counts, Diagnostic, Event, Level, Session
+from analyzer.events import Counts, Diagnostic, Event, Level, Session, ToolEvent
 
 HEAD_BYTES = 64 * 1024
 """How much of a file ``detect()`` sees."""
@@ -102,6 +102,9 @@ class SessionBuilder:
     def build(self) -> Session:
         for i, ev in enumerate(self.events):
             ev.index = i
+            # every format's outputs end up capped; Claude Code caps while reading (``output``)
+            if isinstance(ev, ToolEvent) and ev.output is not None and len(ev.output) > MAX_OUTPUT_CHARS:
+                ev.output = self.output(ev.output, ev.result_line or ev.line, ev.source)
         sources = self.sources or [str(self.path)]
         return Session(
             path=str(self.path),
@@ -309,6 +312,10 @@ def categorize(tool_name: str) -> str:
     return _CATEGORIES.get(tool_name.lower(), "other")
 
 
+_MARKER_ROOM = 64
+"""Longer than ``[… N characters elided …]\n`` for any N."""
+
+
 @contextmanager
 def paused_gc() -> Iterator[None]:
     """No cycle collection while a session is read or its world is built. Both steps allocate
@@ -325,9 +332,10 @@ def paused_gc() -> Iterator[None]:
 
 
 def cap_output(text: str, limit: int = MAX_OUTPUT_CHARS) -> tuple[str, int]:
-    """``text`` if it has at most ``limit`` characters, else its first and last ``limit // 2``
-    (cut at line ends where there are any) joined by a ``[… N characters elided …]`` line; and N."""
-    if len(text) <= limit:
+    """``text`` if it has at most ``limit`` characters (plus room for the marker, so a cut text is
+    never cut again), else its first and last ``limit // 2`` (cut at line ends where there are
+    any) joined by a ``[… N characters elided …]`` line; and N."""
+    if len(text) <= limit + _MARKER_ROOM:
         return text, 0
     half = limit // 2
     head_end = text.rfind("\n", 0, half) + 1 or half

@@ -55,3 +55,17 @@ def test_a_huge_shell_result_and_a_huge_user_shell_output(tmp_path: Path, monkey
         assert len(out) < 1100
     assert [(d.level.value, d.line) for d in s.diagnostics] == [("info", 2), ("info", 10)]
     assert all("only its first and last" in d.message for d in s.diagnostics)
+
+
+def test_every_format_keeps_outputs_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(base, "MAX_OUTPUT_CHARS", 1000)
+    log = "".join(f"line {i:04d} of a long build log\n" for i in range(200))  # 6,000 characters
+    path = tmp_path / "s.session.yaml"
+    path.write_text("agent: claude-code\nevents:\n  - user: build it\n  - bash: make all\n    output: |\n"
+                    + "".join(f"      {ln}\n" for ln in log.splitlines()))
+    s = load(path)
+    (tool,) = s.tools()
+    assert tool.output is not None and tool.output.startswith("line 0000 of a long build log\n")
+    assert "characters elided …]\nline 01" in tool.output and len(tool.output) < 1100
+    assert [(d.level.value, d.line) for d in s.diagnostics] == [("info", tool.line)]
+    assert cap_output(tool.output, 1000) == (tool.output, 0)  # a cut output is never cut again

@@ -483,6 +483,15 @@ class GrepFilter:
         return (matched != self.invert, span if not self.invert else None)
 
 
+
+# grep's options that change how a `ps | grep P` pipeline matches: short flag -> (field, value)
+_GREP_FLAGS: dict[str, tuple[str, object]] = {
+    "v": ("invert", True), "i": ("icase", True), "E": ("mode", "extended"), "F": ("mode", "fixed"),
+    "P": ("mode", "perl"), "w": ("word", True), "x": ("line", True),
+}
+_GREP_LONG = {"invert-match": "v", "ignore-case": "i", "extended-regexp": "E", "fixed-strings": "F",
+              "perl-regexp": "P", "word-regexp": "w", "line-regexp": "x"}
+
 def parse_grep(argv: list[str]) -> GrepFilter:
     prog = os.path.basename(argv[0]) if argv else "grep"
     mode = {"egrep": "extended", "fgrep": "fixed"}.get(prog, "basic")
@@ -501,18 +510,8 @@ def parse_grep(argv: list[str]) -> GrepFilter:
             if name == "regexp":
                 pattern = value if eq else (argv[i] if i < len(argv) else "")
                 i += 0 if eq else 1
-            elif name == "invert-match":
-                filt.invert = True
-            elif name == "ignore-case":
-                filt.icase = True
-            elif name == "extended-regexp":
-                filt.mode = "extended"
-            elif name == "fixed-strings":
-                filt.mode = "fixed"
-            elif name == "word-regexp":
-                filt.word = True
-            elif name == "line-regexp":
-                filt.line = True
+            elif name in _GREP_LONG:
+                setattr(filt, *_GREP_FLAGS[_GREP_LONG[name]])
             continue
         if a.startswith("-") and len(a) > 1:
             for j, ch in enumerate(a[1:], 1):
@@ -525,20 +524,8 @@ def parse_grep(argv: list[str]) -> GrepFilter:
                     if not a[j + 1 :]:
                         i += 1
                     break
-                if ch == "v":
-                    filt.invert = True
-                elif ch == "i":
-                    filt.icase = True
-                elif ch == "E":
-                    filt.mode = "extended"
-                elif ch == "F":
-                    filt.mode = "fixed"
-                elif ch == "P":
-                    filt.mode = "perl"
-                elif ch == "w":
-                    filt.word = True
-                elif ch == "x":
-                    filt.line = True
+                if ch in _GREP_FLAGS:
+                    setattr(filt, *_GREP_FLAGS[ch])
             continue
         if pattern is None:
             pattern = a

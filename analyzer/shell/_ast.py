@@ -109,6 +109,21 @@ class Seq:
 Node = Cmd | Pipeline | AndOr | Compound | Seq
 
 
+def splice(items: list[Node], ops: list[str], node: Node, op: str, same: type[Pipeline] | type[AndOr]) -> None:
+    """Append ``node`` to a chain joined by ``op``; a chain of the same kind is spliced in flat
+    (``a | (b | c)`` is ``a | b | c``), as both parsers nest binary operators."""
+    if items:
+        ops.append(op)
+    if isinstance(node, Pipeline) and same is Pipeline:
+        items.extend(node.members)
+        ops.extend(node.ops)
+    elif isinstance(node, AndOr) and same is AndOr:
+        items.extend(node.items)
+        ops.extend(node.ops)
+    else:
+        items.append(node)
+
+
 class CharOffsets:
     """Byte offset → character offset in ``text`` (identity for ASCII)."""
 

@@ -17,7 +17,19 @@ from typing import Any
 
 import orjson
 
-from analyzer.shell._ast import AndOr, CharOffsets, Cmd, Compound, Node, Pipeline, Redir, Seq, Subst, Word
+from analyzer.shell._ast import (
+    AndOr,
+    CharOffsets,
+    Cmd,
+    Compound,
+    Node,
+    Pipeline,
+    Redir,
+    Seq,
+    Subst,
+    Word,
+    splice,
+)
 from analyzer.shell._unquote import decode_ansi_c, has_glob, unescape_dq, unescape_word
 
 _TIMEOUT_S = 10
@@ -135,24 +147,12 @@ class _Converter:
                 members: list[Node] = []
                 ops: list[str] = []
                 for part in parts:
-                    if members:
-                        ops.append(op)
-                    if isinstance(part, Pipeline):
-                        members.extend(part.members)
-                        ops.extend(part.ops)
-                    else:
-                        members.append(part)
+                    splice(members, ops, part, op, Pipeline)
                 return Pipeline(members, ops)
             items: list[Node] = []
             aops: list[str] = []
             for part in parts:
-                if items:
-                    aops.append(op)
-                if isinstance(part, AndOr):
-                    items.extend(part.items)
-                    aops.extend(part.ops)
-                else:
-                    items.append(part)
+                splice(items, aops, part, op, AndOr)
             return AndOr(items, aops)
         if ty == "Subshell":
             return Compound("subshell", [(None, self.stmts(c.get("Stmts") or []))], start=start, end=end)

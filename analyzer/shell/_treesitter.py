@@ -26,7 +26,7 @@ from typing import Any
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-from analyzer.shell._ast import AndOr, CharOffsets, Cmd, Compound, Pipeline, Redir, Seq, Subst, Word
+from analyzer.shell._ast import AndOr, CharOffsets, Cmd, Compound, Pipeline, Redir, Seq, Subst, Word, splice
 from analyzer.shell._ast import Node as AstNode
 from analyzer.shell._unquote import decode_ansi_c, has_glob, unescape_dq, unescape_word
 
@@ -302,13 +302,7 @@ class _Converter:
             node = self.statement(ch) if ty != "comment" else None
             if node is None:
                 continue
-            if members:
-                ops.append(pending)
-            if isinstance(node, Pipeline):
-                members.extend(node.members)
-                ops.extend(node.ops)
-            else:
-                members.append(node)
+            splice(members, ops, node, pending, Pipeline)
             pending = "|"
         return Pipeline(members, ops)
 
@@ -325,13 +319,7 @@ class _Converter:
             node = self.statement(ch) if ty != "comment" else None
             if node is None:
                 continue
-            if items:
-                ops.append(pending)
-            if isinstance(node, AndOr):
-                items.extend(node.items)
-                ops.extend(node.ops)
-            else:
-                items.append(node)
+            splice(items, ops, node, pending, AndOr)
             pending = "&&"
         return AndOr(items, ops)
 

@@ -20,7 +20,7 @@ import time
 import traceback
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -105,7 +105,9 @@ class SessionResult:
     """Taken from the cache, not analyzed in this run."""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The fields as a shallow dict (lists and dicts are shared, not copied): it is only ever
+        serialized. ``dataclasses.asdict`` deep-copied every finding: 0.1-0.2 s per save of 1,000."""
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SessionResult:

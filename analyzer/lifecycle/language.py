@@ -32,6 +32,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final
 
 from analyzer.lifecycle import _patterns as P
+from analyzer.lifecycle._spacy import import_spacy
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -265,6 +266,7 @@ def _pipeline() -> _Pipeline:
 
 
 def _build_pipeline() -> _Pipeline:
+    import_spacy()
     from spacy.lang.en import English
     from spacy.matcher import Matcher, PhraseMatcher
     from spacy.tokenizer import Tokenizer

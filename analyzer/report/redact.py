@@ -31,32 +31,47 @@ _RULES: list[tuple[str, re.Pattern[str], int]] = [
         r"(?i)(--(?:api-key|token|password|secret|hf-token)[= ]['\"]?)([^\s'\"]{4,})"), 2),
 ]
 
-_GATES: dict[str, tuple[str, ...] | re.Pattern[str]] = {
-    # Text every match of the kind contains: most text holds none, and a substring test is ~100x
-    # cheaper than scanning every word boundary with the full pattern. Literals: any one must occur;
-    # a pattern: the match's own tail, with the same flags, so the gate never hides a secret.
-    "private key": ("-----BEGIN ",),
-    "Anthropic API key": ("sk-ant-",),
-    "OpenAI API key": ("sk-",),
-    "GitHub token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-    "AWS access key": ("AKIA", "ASIA"),
-    "Hugging Face token": ("hf_",),
-    "Google API key": ("AIza",),
-    "Slack token": ("xox",),
-    "Stripe key": ("k_live_", "k_test_"),
-    "JWT": ("eyJ",),
-    "Authorization header": re.compile(r"(?i)authorization\s*[:=]"),
-    "password in URL": re.compile(r"://[^/\s:@'\"]+:[^@\s/'\"]+@"),
-    "secret variable": re.compile(r"(?i)(?:API_KEY|_KEY|TOKEN|SECRET|PASSWORD|PASSWD)[A-Z0-9_]*\s*=\s*['\"]?[^\s'\"]{4}"),
-    "secret flag": ("--",),
+
+@dataclass(frozen=True)
+class _Gate:
+    """Text every match of a kind contains: most text holds none, and a substring test is ~100x
+    cheaper than scanning every word boundary with the full pattern. The gate never hides a secret:
+    its literals are in every match (``lower``: in the lower-cased text, for case-blind kinds), and
+    its pattern, tried only when a literal is there (or the text is not ASCII), is the match's own
+    tail with the same flags."""
+
+    any_of: tuple[str, ...]
+    lower: bool = False
+    pattern: re.Pattern[str] | None = None
+
+    def open(self, text: str, lowered: str | None) -> bool:
+        """``lowered``: the text lower-cased when it is ASCII, else None (case-blind regexes also
+        match a few non-ASCII letters, such as the Kelvin sign for k: only the pattern decides)."""
+        seen = lowered if self.lower else text
+        if seen is not None and not any(lit in seen for lit in self.any_of):
+            return False
+        return self.pattern is None or self.pattern.search(text) is not None
+
+
+_GATES: dict[str, _Gate] = {
+    "private key": _Gate(("-----BEGIN ",)),
+    "Anthropic API key": _Gate(("sk-ant-",)),
+    "OpenAI API key": _Gate(("sk-",)),
+    "GitHub token": _Gate(("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    "AWS access key": _Gate(("AKIA", "ASIA")),
+    "Hugging Face token": _Gate(("hf_",)),
+    "Google API key": _Gate(("AIza",)),
+    "Slack token": _Gate(("xox",)),
+    "Stripe key": _Gate(("k_live_", "k_test_")),
+    "JWT": _Gate(("eyJ",)),
+    "Authorization header": _Gate(("authorization",), lower=True,
+                                  pattern=re.compile(r"(?i)authorization\s*[:=]")),
+    "password in URL": _Gate(("://",), pattern=re.compile(r"://[^/\s:@'\"]+:[^@\s/'\"]+@")),
+    # (?i): API_KEY and _KEY hold "key", PASSWORD and PASSWD hold "passw"
+    "secret variable": _Gate(("key", "token", "secret", "passw"), lower=True, pattern=re.compile(
+        r"(?i)(?:API_KEY|_KEY|TOKEN|SECRET|PASSWORD|PASSWD)[A-Z0-9_]*\s*=\s*['\"]?[^\s'\"]{4}")),
+    "secret flag": _Gate(("--",)),
 }
-
-
-def _may_hold(kind: str, text: str) -> bool:
-    gate = _GATES[kind]
-    if isinstance(gate, tuple):
-        return any(lit in text for lit in gate)
-    return gate.search(text) is not None
 
 
 MASK = "[REDACTED]"
@@ -72,8 +87,9 @@ class Redactor:
     def __call__(self, text: str | None) -> str:
         if not text or not self.enabled:
             return text or ""
+        lowered = text.lower() if text.isascii() else None
         for kind, pattern, group in _RULES:
-            if not _may_hold(kind, text):
+            if not _GATES[kind].open(text, lowered):
                 continue
             if group == 0:
                 text, n = pattern.subn(MASK, text)

@@ -6,6 +6,7 @@ output folder."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gc
 import multiprocessing
 import os
@@ -92,11 +93,21 @@ def _unsupported(found: RemoteFound) -> SessionResult:
                          error=f"{found.url}: {found.unsupported}")
 
 
-def _discover(options: BatchOptions, listing: Listing) -> tuple[list[Found], list[RemoteFound]]:
+def _known(cache: Cache) -> Callable[[Path], bool]:
+    """Files this cache holds as one session each: unchanged since, they need no detecting again."""
+    stats = {key: entry.get("main_stat") for key, entry in cache.entries.items() if not entry.get("member")}
+
+    def known(path: Path) -> bool:
+        was = stats.get(os.path.abspath(path))
+        return was is not None and stat_of(path) == was
+    return known
+
+
+def _discover(options: BatchOptions, listing: Listing, cache: Cache) -> tuple[list[Found], list[RemoteFound]]:
     """Local paths as ``discover_sessions`` finds them; URLs listed through fsspec into ``listing``."""
     local = [p for p in options.paths if not is_url(p)]
-    found = list(discover_sessions(local, exclude=[options.out], exclude_globs=options.config.exclude)) \
-        if local else []
+    found = list(discover_sessions(local, exclude=[options.out], exclude_globs=options.config.exclude,
+                                   known=_known(cache))) if local else []
     remote: dict[str, RemoteFound] = {}
     for url in (p for p in options.paths if is_url(p)):
         try:
@@ -114,13 +125,18 @@ def _stat_lookup(listing: Listing) -> Callable[[str], Stat]:
     return stat
 
 
+@functools.lru_cache(maxsize=4)
+def _reports_dir(out: Path) -> Path:
+    return (out / REPORTS_DIR).resolve()
+
+
 def _inside(out: Path, rel: str | None) -> Path | None:
     """``out / rel`` when it is a file inside ``out/sessions``, else None."""
     if not rel:
         return None
     p = out / rel
     try:
-        if p.resolve().parent != (out / REPORTS_DIR).resolve():
+        if p.resolve().parent != _reports_dir(out):
             return None
     except OSError:
         return None
@@ -196,13 +212,6 @@ def _run(options: BatchOptions, progress: Progress | None, cluster: DaskCluster 
     out = options.out
     if out.exists() and not out.is_dir():
         raise BatchError(f"{out}: exists and is not a folder")
-    listing = Listing()
-    found, remote_found = _discover(options, listing)
-    if not found and not remote_found:
-        raise BatchError(f"no session found under {', '.join(map(str, options.paths))}")
-    _prepare_out(out)
-    stat = _stat_lookup(listing)
-
     engine = Analyzer(options.config, options.select, options.ignore, list(options.rules_dirs))
     renderer_ok = html_renderer() is not None
     reports = options.reports and renderer_ok
@@ -219,6 +228,13 @@ def _run(options: BatchOptions, progress: Progress | None, cluster: DaskCluster 
     fp = fingerprint(engine, templates_dir(), {"select": job_options.select, "ignore": job_options.ignore,
                                                "rules_dirs": job_options.rules_dirs})
     cache = Cache.load(out, fp)
+    listing = Listing()
+    found, remote_found = _discover(options, listing, cache)
+    if not found and not remote_found:
+        raise BatchError(f"no session found under {', '.join(map(str, options.paths))}")
+    _prepare_out(out)
+    _reports_dir.cache_clear()  # resolved once per run, after the folder is made
+    stat = _stat_lookup(listing)
 
     results: dict[str, SessionResult] = {}
     carried: dict[str, dict[str, object]] = {}

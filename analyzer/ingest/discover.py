@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,7 +123,12 @@ def _is_database(path: Path) -> bool:
         return False
 
 
-def _file(path: Path, given: Path, walking: bool) -> Iterator[Found]:
+Known = Callable[[Path], bool]
+"""Whether a file is known to be a one-session file unchanged since it was last found (the batch
+cache knows): it is not opened and detected again."""
+
+
+def _file(path: Path, given: Path, walking: bool, known: Known | None = None) -> Iterator[Found]:
     """The sessions one file holds. Found by walking, a file must be detected (or named like a
     session); given by name, it is always yielded: loading it reports its error."""
     if walking:
@@ -133,6 +138,9 @@ def _file(path: Path, given: Path, walking: bool) -> Iterator[Found]:
             if path.stat().st_size == 0:
                 return
         except OSError:
+            return
+        if known is not None and known(path):
+            yield Found(path, given)
             return
         try:
             fmt, _ = detect(path)
@@ -152,7 +160,8 @@ def _file(path: Path, given: Path, walking: bool) -> Iterator[Found]:
         yield Found(path, given)
 
 
-def _walk(folder: Path, given: Path, exclude: frozenset[Path], seen: set[Path]) -> Iterator[Found]:
+def _walk(folder: Path, given: Path, exclude: frozenset[Path], seen: set[Path],
+          known: Known | None = None) -> Iterator[Found]:
     """Sorted, depth-first; symlinked folders are followed once (``seen`` holds real paths)."""
     try:
         real = folder.resolve()
@@ -174,20 +183,21 @@ def _walk(folder: Path, given: Path, exclude: frozenset[Path], seen: set[Path]) 
             if entry.name not in _SKIP_DIRS and not _claude_session_folder(p):
                 subdirs.append(p)
         elif is_file:
-            yield from _file(p, given, walking=True)
+            yield from _file(p, given, walking=True, known=known)
     for sub in subdirs:
         if _is_storage_root(sub):
             yield from _storage_sessions(sub, given)
         else:
-            yield from _walk(sub, given, exclude, seen)
+            yield from _walk(sub, given, exclude, seen, known)
 
 
 def discover_sessions(paths: Iterable[str | Path], exclude: Iterable[str | Path] = (),
-                      exclude_globs: Iterable[str] = ()) -> Iterator[Found]:
+                      exclude_globs: Iterable[str] = (), known: Known | None = None) -> Iterator[Found]:
     """Every session under ``paths``, each once, in a stable order (sorted walk of each path).
 
     ``exclude``: folders not to enter (the batch's own output); ``exclude_globs``: session paths
-    to skip (``[tool.analyzer] exclude``).
+    to skip (``[tool.analyzer] exclude``); ``known``: files found before and unchanged, taken
+    without reading their head again.
     """
     skip = frozenset(Path(e).resolve() for e in exclude)
     globs = list(exclude_globs)
@@ -200,7 +210,7 @@ def discover_sessions(paths: Iterable[str | Path], exclude: Iterable[str | Path]
             elif any(fmt.detect(p, b"") for fmt in FORMATS.values()) and not (p / "storage").is_dir():
                 found = iter([Found(p, p)])  # a folder a format reads whole (Claude Code session folder)
             else:
-                found = _walk(p, p, skip, set())
+                found = _walk(p, p, skip, set(), known)
         else:
             found = _file(p, p, walking=False)
         for f in found:

@@ -182,6 +182,31 @@ def test_a_changed_file_or_sub_agent_file_is_analyzed_again(tmp_path: Path) -> N
     assert analyzed(batch(tmp_path / "in", out=out)) == [f"{SGLANG_SID}.jsonl"]
 
 
+def test_a_re_run_detects_only_files_that_changed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from analyzer.ingest import discover
+
+    files = small_tree(tmp_path / "in")
+    (tmp_path / "in" / "notes.txt").write_text("not a session\n")
+    out = tmp_path / "out"
+    first = batch(tmp_path / "in", out=out, extra=("--format-reports", "none"))
+    detected: list[str] = []
+    real_detect = discover.detect
+
+    def counting_detect(path: Path) -> Any:
+        detected.append(path.name)
+        return real_detect(path)
+
+    monkeypatch.setattr(discover, "detect", counting_detect)
+    again = batch(tmp_path / "in", out=out, extra=("--format-reports", "none"))
+    assert detected == ["notes.txt"]  # never found as a session: looked at every time
+    assert again.findings() == first.findings() and again.summary()["cached"] == 3
+    with files["codex"].open("a") as fh:
+        fh.write("\n")
+    detected.clear()
+    run = batch(tmp_path / "in", out=out, extra=("--format-reports", "none"))
+    assert sorted(detected) == ["notes.txt", "rollout-1.jsonl"] and analyzed(run) == ["rollout-1.jsonl"]
+
+
 def test_another_rule_set_or_version_analyzes_everything_again(tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     small_tree(tmp_path / "in")

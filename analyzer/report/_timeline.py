@@ -24,6 +24,9 @@ class Badge:
     role: str
 
 
+_RANK = {"high": 3, "medium": 2, "low": 1}
+
+
 @dataclass
 class Row:
     index: int
@@ -59,8 +62,9 @@ class Row:
 
     @property
     def worst(self) -> str:
-        order = {"high": 3, "medium": 2, "low": 1}
-        return max((b.severity for b in self.badges if b.role == "anchor"), key=lambda s: order.get(s, 0),
+        if not self.badges:  # most rows: the template asks twice per row
+            return ""
+        return max((b.severity for b in self.badges if b.role == "anchor"), key=lambda s: _RANK.get(s, 0),
                    default="")
 
 

@@ -6,6 +6,8 @@ one command (spaCy, Jinja) never slows another.
 
 from __future__ import annotations
 
+import atexit
+import gc
 import importlib
 
 import click
@@ -48,3 +50,8 @@ class LazyGroup(click.Group):
 def main() -> None:
     """Read coding-agent session logs, rebuild what happened to every server they launched,
     probed and killed, and point at the step that went wrong."""
+    # The process ends with the command: the cycle collector's last pass over every object at
+    # shutdown (spaCy's vocabulary, every model class, the kept results) only frees memory the
+    # process is about to give back: 0.2-0.3 s after a large session. Objects are still released
+    # at shutdown as usual; only that pass is skipped.
+    atexit.register(gc.freeze)

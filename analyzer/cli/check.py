@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import atexit
-import gc
 import sys
 from pathlib import Path
 
@@ -21,13 +19,6 @@ from analyzer.rules.api import Severity
 from analyzer.rules.engine import BaselineError, SelectionError, apply_baseline, write_baseline
 
 EXIT_FINDINGS = 1
-
-# The process ends with the command: the cycle collector's last pass over every object at shutdown
-# (spaCy's vocabulary, every model class, the kept results) only frees memory the process is about
-# to give back, and costs 0.2-0.3 s after a large session. Objects are still released at shutdown
-# as usual; only that pass is skipped.
-atexit.register(gc.freeze)
-
 
 def _split(values: tuple[str, ...]) -> list[str] | None:
     out = [v.strip() for item in values for v in item.split(",") if v.strip()]

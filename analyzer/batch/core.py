@@ -15,21 +15,23 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from analyzer.batch.cache import Cache
-from analyzer.batch.dask_runner import DaskCluster, ExecutorError
 from analyzer.batch.index import render_index, templates_dir
-from analyzer.batch.job import Job, JobOptions, SessionResult, html_renderer, register_engine, warm_up
+from analyzer.batch.job import Job, JobOptions, SessionResult, html_available, register_engine, warm_up
 from analyzer.batch.names import safe_name
 from analyzer.batch.outputs import write_atomic, write_outputs
 from analyzer.batch.progress import Progress
 from analyzer.batch.results import BatchRun, last_activity
-from analyzer.batch.runner import run_jobs
 from analyzer.batch.signature import Stat, fingerprint, stat_of
 from analyzer.config import Config
 from analyzer.ingest.discover import Found, discover_sessions
 from analyzer.ingest.remote import Listing, RemoteError, RemoteFound, discover_remote, is_url
 from analyzer.pipeline import Analyzer
+
+if TYPE_CHECKING:
+    from analyzer.batch.dask_runner import DaskCluster
 
 REPORTS_DIR = "sessions"
 EXECUTORS = ("local", "dask")
@@ -199,6 +201,9 @@ def run_batch(options: BatchOptions, progress: Progress | None = None) -> BatchR
         return _run(options, progress, None)
     if not options.scheduler:
         raise BatchError("--executor dask needs --scheduler ADDRESS (e.g. tcp://scheduler:8786)")
+    # asyncio and the Dask client: imported for dask runs only
+    from analyzer.batch.dask_runner import DaskCluster, ExecutorError
+
     try:
         with DaskCluster(options.scheduler, options.scheduler_timeout) as cluster:
             return _run(options, progress, cluster)
@@ -213,7 +218,7 @@ def _run(options: BatchOptions, progress: Progress | None, cluster: DaskCluster 
     if out.exists() and not out.is_dir():
         raise BatchError(f"{out}: exists and is not a folder")
     engine = Analyzer(options.config, options.select, options.ignore, list(options.rules_dirs))
-    renderer_ok = html_renderer() is not None
+    renderer_ok = html_available()
     reports = options.reports and renderer_ok
     note = None
     if options.reports and not renderer_ok:
@@ -300,6 +305,9 @@ def _run(options: BatchOptions, progress: Progress | None, cluster: DaskCluster 
                 register_engine(cluster_options, engine)  # the same rules: an in-process worker reuses it
                 cluster.run(cluster_jobs, cluster_options, on_result)
             else:
+                # process pools: not imported by a run the cache serves
+                from analyzer.batch.runner import run_jobs
+
                 run_jobs(todo, job_options, workers, on_result)
         finally:
             if progress:

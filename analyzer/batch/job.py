@@ -12,6 +12,7 @@ report comes back as a string (``JobOptions.return_reports``) for the client to 
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
 import os
 import tempfile
@@ -159,6 +160,12 @@ def warm_up(engine: Analyzer) -> None:
         ToolEvent(index=1, name="Bash", category="shell", command="nohup uvicorn app:api --port 8000 &"),
     ])
     engine.analyze_session(session)
+
+
+def html_available() -> bool:
+    """Whether ``analyzer.report.html`` is installed, without importing it (a run that renders
+    nothing, such as a re-run served from the cache, never pays for Jinja and the report code)."""
+    return importlib.util.find_spec("analyzer.report.html") is not None
 
 
 def html_renderer() -> Callable[..., Any] | None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from analyzer.events import UserEvent
-from analyzer.lifecycle.facts import Correction, Failure, Instruction, Kill, Launch, Probe, Ready
+from analyzer.lifecycle.facts import Correction, Fact, Failure, Instruction, Kill, Launch, Probe, Ready
 from analyzer.lifecycle.world import World
 from analyzer.report._clean import Cleaner
 from analyzer.report._when import Times, duration
@@ -250,6 +250,13 @@ def build(world: World, times: Times, clean: Cleaner) -> Swimlane:
         user.markers = sorted(keep + rest, key=lambda m: m.event)
     _spread(user.markers)
 
+    per_instance: dict[str | None, list[Fact]] = {}  # one pass, not one per lane: facts in order
+    for f in world.facts:
+        if isinstance(f, Kill):
+            for victim in dict.fromkeys(v.instance for v in f.victims):
+                per_instance.setdefault(victim, []).append(f)
+        else:
+            per_instance.setdefault(f.instance, []).append(f)
     lanes: list[Lane] = []
     y = AXIS_H + USER_H + 6
     end = len(events)
@@ -272,17 +279,11 @@ def build(world: World, times: Times, clean: Cleaner) -> Swimlane:
                                          label(ch.event, f"{ch.state}: {clean.one_line(ch.reason, 160)}")))
         top, mid, bottom = bar_top - 8, bar_top + bar_h / 2, bar_top + bar_h + 8
         probes: list[Marker] = []
-        for f in world.facts:
+        for f in per_instance.get(inst.id, ()):
             if isinstance(f, Kill):
-                for v in f.victims:
-                    if v.instance == inst.id:
-                        lane.markers.append(Marker(scale.x(f.event), bottom, "kill", f.event,
-                                                   label(f.event, f"kill: {clean.one_line(f.text, 140)}")))
-                        break
-                continue
-            if f.instance != inst.id:
-                continue
-            if isinstance(f, Launch):
+                lane.markers.append(Marker(scale.x(f.event), bottom, "kill", f.event,
+                                           label(f.event, f"kill: {clean.one_line(f.text, 140)}")))
+            elif isinstance(f, Launch):
                 lane.markers.append(Marker(scale.x(f.event), top, "launch", f.event,
                                            label(f.event, f"launch: {clean.one_line(f.detail, 140)}")))
             elif isinstance(f, Ready):

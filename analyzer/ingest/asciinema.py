@@ -33,7 +33,14 @@ from typing import Any
 import orjson
 
 from analyzer.events import Level, Session, SystemEvent, ToolEvent
-from analyzer.ingest.base import IngestError, SessionBuilder, describe_bad_line, first_json_line, parse_ts
+from analyzer.ingest.base import (
+    READ_BUFFER,
+    IngestError,
+    SessionBuilder,
+    describe_bad_line,
+    first_json_line,
+    parse_ts,
+)
 
 NAME = "asciinema"
 DESCRIPTION = "asciinema .cast v2/v3: terminal recording (header line + [time, code, data] events)"
@@ -316,7 +323,7 @@ def load(path: Path) -> Session:
 
 def _records(path: Path, b: SessionBuilder) -> Iterator[tuple[int, Any]]:
     """(line, value) of each JSON line; ``#`` lines are v3 comments, not records."""
-    with path.open("rb") as fh:
+    with path.open("rb", buffering=READ_BUFFER) as fh:
         for lineno, raw in enumerate(fh, start=1):
             if not raw.strip() or raw.lstrip().startswith(b"#"):
                 continue

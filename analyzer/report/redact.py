@@ -44,14 +44,6 @@ class _Gate:
     lower: bool = False
     pattern: re.Pattern[str] | None = None
 
-    def open(self, text: str, lowered: str | None) -> bool:
-        """``lowered``: the text lower-cased when it is ASCII, else None (case-blind regexes also
-        match a few non-ASCII letters, such as the Kelvin sign for k: only the pattern decides)."""
-        seen = lowered if self.lower else text
-        if seen is not None and not any(lit in seen for lit in self.any_of):
-            return False
-        return self.pattern is None or self.pattern.search(text) is not None
-
 
 _GATES: dict[str, _Gate] = {
     "private key": _Gate(("-----BEGIN ",)),
@@ -74,6 +66,31 @@ _GATES: dict[str, _Gate] = {
 }
 
 
+def _literal_index() -> list[tuple[str, bool, tuple[str, ...]]]:
+    """Each gate literal once: (literal, looked for in the lower-cased text, the kinds it opens)."""
+    kinds: dict[tuple[str, bool], list[str]] = {}
+    for kind, gate in _GATES.items():
+        for lit in gate.any_of:
+            kinds.setdefault((lit, gate.lower), []).append(kind)
+    return [(lit, lower, tuple(names)) for (lit, lower), names in kinds.items()]
+
+
+_LITERALS = _literal_index()
+
+
+def _candidates(text: str) -> set[str]:
+    """The kinds whose gate literals ``text`` holds: one loop over each distinct literal, not a
+    generator per kind (most texts hold none, and the loop was most of the redaction's time). For
+    non-ASCII text every case-blind kind is a candidate: its regex also matches letters such as
+    the Kelvin sign for k, so only the pattern decides."""
+    lowered = text.lower() if text.isascii() else None
+    found: set[str] = set()
+    for lit, lower, kinds in _LITERALS:
+        if lit in text if not lower else (lowered is None or lit in lowered):
+            found.update(kinds)
+    return found
+
+
 MASK = "[REDACTED]"
 
 
@@ -87,9 +104,14 @@ class Redactor:
     def __call__(self, text: str | None) -> str:
         if not text or not self.enabled:
             return text or ""
-        lowered = text.lower() if text.isascii() else None
+        candidates = _candidates(text)  # masking only removes literals: the set stays a superset
+        if not candidates:
+            return text
         for kind, pattern, group in _RULES:
-            if not _GATES[kind].open(text, lowered):
+            if kind not in candidates:
+                continue
+            gate = _GATES[kind].pattern
+            if gate is not None and gate.search(text) is None:
                 continue
             if group == 0:
                 text, n = pattern.subn(MASK, text)

@@ -111,11 +111,10 @@ class Cleaner:
             head_src = self._window_head(raw, head_chars)
             tail_src = self._window_tail(raw, tail_chars)
             clean = ""
-        lines = head_src.split("\n")
-        head = _first(lines, head_lines, head_chars)
+        head = _first(head_src, head_lines, head_chars)
         if clean and len(head) >= len(clean):
             return Shown(head=head, total_lines=total_lines, total_chars=total_chars)
-        tail = _last(tail_src.split("\n"), tail_lines, tail_chars) if (tail_lines and tail_chars) else ""
+        tail = _last(tail_src, tail_lines, tail_chars) if (tail_lines and tail_chars) else ""
         shown_lines = head.count("\n") + 1 + (tail.count("\n") + 1 if tail else 0)
         if clean and tail and len(head) + len(tail) + 1 >= len(clean):
             return Shown(head=clean, total_lines=total_lines, total_chars=total_chars)
@@ -137,34 +136,42 @@ class Cleaner:
         return red[min(_MARGIN, len(red)):]
 
 
-def _first(lines: list[str], n: int, chars: int) -> str:
-    out: list[str] = []
-    used = 0
-    for line in lines[:n]:
-        room = chars - used
-        if room <= 0:
-            break
-        if len(line) > room:
-            out.append(line[:room])
-            break
-        out.append(line)
-        used += len(line) + 1
-    return "\n".join(out)
+def _first(text: str, n: int, chars: int) -> str:
+    """The first ``n`` lines of ``text`` and at most ``chars`` characters of them (the last line
+    cut; a newline the limit falls right after is dropped). Found with ``str.find``/``count``, not
+    by splitting into lines: this runs for every text a report shows."""
+    if n <= 0 or chars <= 0:
+        return ""
+    limit = chars + 1
+    if text.count("\n", 0, limit) >= n:  # the n-th newline may end the head before the limit
+        pos = -1
+        for _ in range(n):
+            pos = text.find("\n", pos + 1, limit)
+        if pos < chars:
+            return text[:pos]
+    elif len(text) < chars:
+        return text
+    head = text[:chars]
+    return head[:-1] if head.endswith("\n") else head
 
 
-def _last(lines: list[str], n: int, chars: int) -> str:
-    out: list[str] = []
-    used = 0
-    for line in reversed(lines[-n:]):
-        room = chars - used
-        if room <= 0:
-            break
-        if len(line) > room:
-            out.append(line[-room:])
-            break
-        out.append(line)
-        used += len(line) + 1
-    return "\n".join(reversed(out))
+def _last(text: str, n: int, chars: int) -> str:
+    """The last ``n`` lines of ``text`` (all of them when ``n`` is 0) and at most ``chars``
+    characters of them: ``_first`` from the end."""
+    if chars <= 0:
+        return ""
+    size = len(text)
+    floor = size - chars  # the earliest start the character limit allows
+    if n > 0 and text.count("\n", max(floor - 1, 0)) >= n:
+        pos = size
+        for _ in range(n):
+            pos = text.rfind("\n", max(floor - 1, 0), pos)
+        if pos + 1 > floor:
+            return text[pos + 1:]
+    elif floor < 0:
+        return text
+    tail = text[floor:]
+    return tail[1:] if tail.startswith("\n") else tail
 
 
 # -- segments --------------------------------------------------------------------------------

@@ -49,7 +49,7 @@ class Cache:
         """The cached result for ``key`` if none of the files it was read from changed (``stat``:
         how to stat them; URLs are looked up in the run's listing)."""
         entry = self.entries.get(key)
-        if entry is None:
+        if entry is None or entry.get("retry"):
             return None
         try:
             result = SessionResult.from_dict(entry)

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 REPORTS_DIR = "sessions"
 EXECUTORS = ("local", "dask")
+DEFAULT_TIMEOUT = 600.0
+"""Ten minutes: the largest sessions reported (500-750 MB) take well under a minute with reports."""
 SAVE_EVERY = 60.0
 """Seconds between cache saves during a long run, so an interrupted run keeps most of its work."""
 
@@ -63,6 +65,9 @@ class BatchOptions:
     """The Dask scheduler's address (``tcp://host:8786``)."""
     scheduler_timeout: float = 10.0
     """Seconds to wait for the scheduler to answer and for a worker to be there."""
+    timeout: float | None = DEFAULT_TIMEOUT
+    """Seconds one session may take in a local pool worker before the worker is stopped and the
+    session listed as timed out; None: no limit. Not applied with ``jobs=1`` (this process) or Dask."""
 
 
 def _prepare_out(out: Path) -> Path:
@@ -308,7 +313,7 @@ def _run(options: BatchOptions, progress: Progress | None, cluster: DaskCluster 
                 # process pools: not imported by a run the cache serves
                 from analyzer.batch.runner import run_jobs
 
-                run_jobs(todo, job_options, workers, on_result)
+                run_jobs(todo, job_options, workers, on_result, options.timeout)
         finally:
             if progress:
                 progress.stop()

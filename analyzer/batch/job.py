@@ -104,6 +104,9 @@ class SessionResult:
     """This call loaded rules and catalog (the first session of its process)."""
     cached: bool = False
     """Taken from the cache, not analyzed in this run."""
+    retry: bool = False
+    """Never taken from the cache: the next run analyzes it again (a session that timed out may
+    finish under a longer ``--timeout`` or on a less loaded machine)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a shallow dict (lists and dicts are shared, not copied): it is only ever

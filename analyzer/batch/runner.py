@@ -2,17 +2,23 @@
 
 A worker that dies (a crash in a native library, the kernel's OOM killer) breaks the whole pool
 and fails every pending job with it. The runner then knows which jobs had started (each worker
-reports a job's key before running it), runs the jobs that never started in a new pool, and runs
-each started-but-unfinished one alone; one that kills its worker alone is listed with that error.
+reports a job's key, its pid and the time before running it), runs the jobs that never started in
+a new pool, and runs each started-but-unfinished one alone; one that kills its worker alone is
+listed with that error. A job running longer than the timeout has its worker killed the same way
+and is listed as timed out, not run again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
+import signal
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 from multiprocessing.queues import SimpleQueue
 from typing import Any
 
@@ -20,8 +26,12 @@ from analyzer.batch.job import Job, JobOptions, SessionResult, run_job
 
 OnResult = Callable[[SessionResult], None]
 
-_started: SimpleQueue[str] | None = None
-"""In a pool worker: where it reports the key of each job it starts."""
+Start = tuple[str, int, float]
+"""A job's key, the pid of the worker that started it, and when (``time.monotonic``, which is
+the same clock in every process of a machine)."""
+
+_started: SimpleQueue[Start] | None = None
+"""In a pool worker: where it reports each job it starts."""
 
 _MAX_IN_FLIGHT_PER_WORKER = 3
 """Tasks queued per worker at a time: enough to keep workers busy, few enough that a broken pool
@@ -38,7 +48,7 @@ def default_jobs() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def _init_worker(started: SimpleQueue[str]) -> None:
+def _init_worker(started: SimpleQueue[Start]) -> None:
     global _started
     _started = started
 
@@ -47,7 +57,8 @@ def _pool_jobs(jobs: Sequence[Job], options: JobOptions) -> list[SessionResult]:
     results = []
     for job in jobs:
         if _started is not None:
-            _started.put(job.key)  # SimpleQueue writes at once: the parent sees it even if we die next
+            # SimpleQueue writes at once: the parent sees it even if we die next
+            _started.put((job.key, os.getpid(), time.monotonic()))
         results.append(run_job(job, options))
     return results
 
@@ -62,19 +73,41 @@ def _died(job: Job) -> SessionResult:
                                "code or out of memory)")
 
 
+def _timed_out(job: Job, timeout: float) -> SessionResult:
+    return SessionResult(session=job.session, key=job.key, path=job.path, member=job.member, status="error",
+                         error=f"timed out after {timeout:g} s (its worker was stopped; --timeout sets the limit)",
+                         seconds=timeout, retry=True)
+
+
+@dataclass
+class _Round:
+    """What one pool round left: jobs that never started, jobs that started but did not finish,
+    jobs stopped for running too long, and whether any job finished."""
+
+    unstarted: list[Job]
+    suspects: list[Job]
+    timed_out: list[Job]
+    progressed: bool
+
+
 def _context() -> Any:
     # fork: workers start at once and inherit the rules and warmed-up models the parent loaded
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("fork" if "fork" in methods else None)
 
 
-def _pool_round(jobs: Sequence[Job], options: JobOptions, workers: int,
-                on_result: OnResult) -> tuple[list[Job], list[Job], bool]:
-    """Run ``jobs`` in one pool. When it breaks, returns the jobs that never started, those that
-    started but did not finish, and whether any job finished in this round."""
+def _pool_round(jobs: Sequence[Job], options: JobOptions, workers: int, on_result: OnResult,
+                timeout: float | None) -> _Round:
+    """Run ``jobs`` in one pool until they finish or the pool breaks (a worker died or was
+    stopped for running a job longer than ``timeout`` seconds)."""
     ctx = _context()
-    started: SimpleQueue[str] = ctx.SimpleQueue()
+    started: SimpleQueue[Start] = ctx.SimpleQueue()
     began: set[str] = set()
+    current: dict[int, tuple[str, float]] = {}
+    """Each worker's latest job and when it started: the one it is running, unless it finished
+    (a worker runs one job at a time, so its earlier ones are done even if their chunk is not)."""
+    finished_keys: set[str] = set()
+    overdue: set[str] = set()
     pending = list(reversed(jobs))
     running: dict[Future[list[SessionResult]], list[Job]] = {}
     lost: list[Job] = []
@@ -82,7 +115,9 @@ def _pool_round(jobs: Sequence[Job], options: JobOptions, workers: int,
 
     def drain() -> None:  # keep the pipe empty: a full one would block the workers
         while not started.empty():
-            began.add(started.get())
+            key, pid, at = started.get()
+            began.add(key)
+            current[pid] = (key, at)
 
     def collect(fut: Future[list[SessionResult]], chunk: list[Job]) -> None:
         nonlocal progressed
@@ -93,7 +128,18 @@ def _pool_round(jobs: Sequence[Job], options: JobOptions, workers: int,
             return
         progressed = True
         for result in results:
+            finished_keys.add(result.key)
             on_result(result)
+
+    def stop_overdue() -> None:
+        if timeout is None:
+            return
+        now = time.monotonic()
+        for pid, (key, at) in current.items():
+            if key not in finished_keys and key not in overdue and now - at > timeout:
+                overdue.add(key)
+                with contextlib.suppress(ProcessLookupError):  # it ended meanwhile
+                    os.kill(pid, signal.SIGKILL)  # the pool breaks; the round ends as for a crash
 
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
                              initargs=(started,)) as pool:
@@ -106,34 +152,48 @@ def _pool_round(jobs: Sequence[Job], options: JobOptions, workers: int,
                     except BrokenProcessPool:
                         lost.extend(chunk)
                         break
-                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                # with a timeout, wake at least every second to look for overdue jobs
+                done, _ = wait(running, timeout=None if timeout is None else min(1.0, timeout),
+                               return_when=FIRST_COMPLETED)
                 drain()
-                for fut in finished:
+                for fut in done:
                     collect(fut, running.pop(fut))
+                stop_overdue()
             for fut, chunk in running.items():  # the pool broke: these fail with it, or finished first
                 collect(fut, chunk)
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
     drain()
-    if not lost:
-        return [], [], progressed
-    left = [*lost, *reversed(pending)]
-    return [j for j in left if j.key not in began], [j for j in left if j.key in began], progressed
+    left = [j for j in [*lost, *reversed(pending)] if j.key not in finished_keys]
+    return _Round(unstarted=[j for j in left if j.key not in began],
+                  suspects=[j for j in left if j.key in began and j.key not in overdue],
+                  timed_out=[j for j in left if j.key in overdue], progressed=progressed)
 
 
-def run_jobs(jobs: Sequence[Job], options: JobOptions, workers: int, on_result: OnResult) -> None:
-    """Run every job, calling ``on_result`` in this process as each one ends (in completion order)."""
+def run_jobs(jobs: Sequence[Job], options: JobOptions, workers: int, on_result: OnResult,
+             timeout: float | None = None) -> None:
+    """Run every job, calling ``on_result`` in this process as each one ends (in completion order).
+    ``timeout``: seconds a job may run in a pool worker before the worker is stopped and the job
+    listed as timed out (``workers <= 1`` runs jobs in this process, where nothing can stop one)."""
     if workers <= 1:
         for job in jobs:
             on_result(run_job(job, options))
         return
+
+    def report_timeouts(round_: _Round) -> None:
+        for job in round_.timed_out:
+            on_result(_timed_out(job, timeout or 0.0))
+
     todo = list(jobs)
     while todo:
-        todo, suspects, progressed = _pool_round(todo, options, min(workers, len(todo)), on_result)
-        if not progressed and not suspects:  # broke before anything ran: isolate them all
+        round_ = _pool_round(todo, options, min(workers, len(todo)), on_result, timeout)
+        report_timeouts(round_)
+        todo, suspects = round_.unstarted, round_.suspects
+        if not round_.progressed and not suspects and not round_.timed_out:  # broke before anything ran
             todo, suspects = [], todo
         for job in suspects:  # alone, so a crash names its session
-            left, again, _ = _pool_round([job], options, 1, on_result)
-            for dead in [*left, *again]:
+            alone = _pool_round([job], options, 1, on_result, timeout)
+            report_timeouts(alone)
+            for dead in [*alone.unstarted, *alone.suspects]:
                 on_result(_died(dead))

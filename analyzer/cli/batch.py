@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from analyzer.batch.core import EXECUTORS, BatchError, BatchOptions, run_batch
+from analyzer.batch.core import DEFAULT_TIMEOUT, EXECUTORS, BatchError, BatchOptions, run_batch
 from analyzer.batch.progress import for_stream
 from analyzer.batch.results import BatchRun, short_error
 from analyzer.batch.runner import default_jobs
@@ -94,9 +94,15 @@ def summary_text(run: BatchRun, out: Path) -> str:
 @click.option("--scheduler-timeout", type=click.FloatRange(min=0, min_open=True), default=10.0,
               show_default=True, metavar="SECONDS",
               help="How long to wait for the Dask scheduler to answer and for a worker to join.")
+@click.option("--timeout", type=click.FloatRange(min=0), default=DEFAULT_TIMEOUT, show_default=True,
+              metavar="SECONDS",
+              help="Stop a worker that spends longer than this on one session and list the session as "
+                   "timed out (tried again next run); 0: no limit. For --executor local with --jobs 2 or more: "
+                   "--jobs 1 runs in this process, where nothing can stop a session.")
 def command(dirs: tuple[str, ...], out: str, jobs: int | None, since: datetime | None, no_redact: bool,
             format_reports: str, select: tuple[str, ...], ignore: tuple[str, ...], rules_dir: tuple[str, ...],
-            config_path: str | None, executor: str, scheduler: str | None, scheduler_timeout: float) -> None:
+            config_path: str | None, executor: str, scheduler: str | None, scheduler_timeout: float,
+            timeout: float) -> None:
     """Analyze every session under DIRS: one HTML report each, index.html, findings.jsonl and
     summary.json in OUT. Sessions whose files did not change since the last run into OUT are
     taken from its cache.
@@ -117,6 +123,7 @@ def command(dirs: tuple[str, ...], out: str, jobs: int | None, since: datetime |
             reports=format_reports == "html", redact=not no_redact, config=config,
             select=_split(select), ignore=_split(ignore), rules_dirs=list(rules_dir),
             executor=executor, scheduler=scheduler, scheduler_timeout=scheduler_timeout,
+            timeout=timeout or None,
         )
         run = run_batch(options, for_stream(sys.stderr))
     except (BatchError, ConfigError, SelectionError) as exc:

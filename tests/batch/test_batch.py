@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import sqlite3
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -288,6 +289,34 @@ def test_a_worker_that_dies_fails_only_its_session(tmp_path: Path, monkeypatch: 
     assert by_name["s3.session.yaml"].status == "error"
     assert "worker process died" in str(by_name["s3.session.yaml"].error)
     assert all(r.status == "ok" for n, r in by_name.items() if n != "s3.session.yaml")
+
+
+@pytest.mark.parametrize("sessions", [6, 60])
+def test_a_session_over_the_timeout_is_stopped_and_tried_again_next_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sessions: int) -> None:
+    for i in range(sessions):
+        session_yaml(tmp_path / "in" / f"s{i}.session.yaml")
+    real_load = job.load_session
+
+    def load_or_hang(path: str, member: str | None) -> Any:
+        if path.endswith("s3.session.yaml"):
+            time.sleep(60)  # a parser stuck on one hostile session
+        return real_load(path, member)
+
+    monkeypatch.setattr(job, "load_session", load_or_hang)  # forked workers inherit it
+    options = BatchOptions(paths=[str(tmp_path / "in")], out=tmp_path / "out", jobs=2, reports=False,
+                           timeout=1.0)
+    run = run_batch(options)
+    by_name = {Path(r.path).name: r for r in run.results}
+    assert len(by_name) == sessions
+    assert by_name["s3.session.yaml"].status == "error"
+    assert "timed out after 1 s" in str(by_name["s3.session.yaml"].error)
+    assert all(r.status == "ok" for n, r in by_name.items() if n != "s3.session.yaml")
+
+    monkeypatch.setattr(job, "load_session", real_load)
+    again = run_batch(options)
+    assert again.analyzed == 1  # only the one that timed out; the rest come from the cache
+    assert all(r.status == "ok" for r in again.results)
 
 
 # ---------------------------------------------------------------------------------------- names

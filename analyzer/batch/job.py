@@ -212,11 +212,12 @@ def _write_report(analysis: Analysis, engine: Analyzer, options: JobOptions, rep
     target = out / report_to
     if out.resolve() not in target.resolve().parents:
         raise RuntimeError(f"refusing to write outside {out}: {report_to}")
-    data = _render(analysis, engine, options)
+    from analyzer.report.html import write_html  # only runs that write reports import the report code
+
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, target)  # replaces a symlink planted at the target instead of writing through it
+    # streamed through a temporary file, replaced at the end: a symlink planted at the target is
+    # replaced, not written through, and a failed render leaves no half report
+    write_html(analysis, target, redact=options.redact, rules=engine.ruleset.rules)
     return report_to
 
 

@@ -7,7 +7,7 @@ import click
 from analyzer.cli._common import echo_diagnostics, fail, load_or_fail
 from analyzer.config import ConfigError, load_config
 from analyzer.pipeline import Analyzer
-from analyzer.report.html import TEMPLATE, render_html
+from analyzer.report.html import TEMPLATE, write_html
 
 _SUFFIXES = (".session.yaml", ".session.yml", ".jsonl", ".json", ".traj", ".cast", ".md", ".yaml", ".yml")
 
@@ -45,21 +45,19 @@ def command(path: str, output: str | None, templates: str | None, no_redact: boo
     analysis = analyzer.analyze_session(session)
     for problem in analysis.problems:
         click.echo(f"analyzer: warning: {problem}", err=True)
-    try:
-        html = render_html(analysis, redact=not no_redact, templates=Path(templates) if templates else None,
-                           rules=analyzer.ruleset.rules)
-    except Exception as exc:  # a broken user template: say which, no traceback
-        import jinja2
-
-        if not isinstance(exc, jinja2.TemplateError):
-            raise
-        where = f"{exc.filename}:{exc.lineno}: " if isinstance(exc, jinja2.TemplateSyntaxError) else ""
-        fail(f"template error: {where}{type(exc).__name__}: {exc}")
     out = Path(output) if output else default_output(session.path)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(html, encoding="utf-8")
-    except OSError as exc:
-        fail(f"{out}: cannot write: {exc.strerror or exc}")
+        write_html(analysis, out, redact=not no_redact, templates=Path(templates) if templates else None,
+                   rules=analyzer.ruleset.rules)
+    except Exception as exc:  # a broken user template or an unwritable output: say which, no traceback
+        import jinja2
+
+        if isinstance(exc, jinja2.TemplateError):  # before OSError: TemplateNotFound is one too
+            where = f"{exc.filename}:{exc.lineno}: " if isinstance(exc, jinja2.TemplateSyntaxError) else ""
+            fail(f"template error: {where}{type(exc).__name__}: {exc}")
+        if isinstance(exc, OSError):
+            fail(f"{out}: cannot write: {exc.strerror or exc}")
+        raise
     n = len(analysis.findings)
     click.echo(f"wrote {out} ({len(session.events)} events, {n} finding{'s' if n != 1 else ''})")

@@ -9,9 +9,11 @@ templates escape it and add the markup, so nothing from a log is ever marked saf
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -271,12 +273,39 @@ def _rank(severity: str) -> int:
     return {"high": 3, "medium": 2, "low": 1}.get(severity, 0)
 
 
-def render_html(analysis: Analysis, *, redact: bool = True, templates: Path | None = None,
-                rules: Mapping[str, LoadedRule] | None = None) -> str:
-    """The postmortem of ``analysis`` as one HTML document.
+def iter_html(analysis: Analysis, *, redact: bool = True, templates: Path | None = None,
+              rules: Mapping[str, LoadedRule] | None = None) -> Iterator[str]:
+    """The postmortem of ``analysis`` as pieces of one HTML document, in order.
 
     ``redact`` hides secrets (the kinds found are listed in the report); ``templates`` is a folder
     whose templates override the built-in ones by name; ``rules`` maps rule names to the loaded
-    rules (for their docs), default: the built-in pack and entry-point packs."""
+    rules (for their docs), default: the built-in pack and entry-point packs. The templates are
+    loaded and the context built before this returns; a template error can still come while
+    iterating."""
     env = environment(Path(templates).resolve() if templates is not None else None)
-    return env.get_template(TEMPLATE).render(**report_context(analysis, redact=redact, rules=rules))
+    template = env.get_template(TEMPLATE)
+    return template.generate(**report_context(analysis, redact=redact, rules=rules))
+
+
+def render_html(analysis: Analysis, *, redact: bool = True, templates: Path | None = None,
+                rules: Mapping[str, LoadedRule] | None = None) -> str:
+    """The postmortem of ``analysis`` as one HTML document (``iter_html``, joined)."""
+    return "".join(iter_html(analysis, redact=redact, templates=templates, rules=rules))
+
+
+def write_html(analysis: Analysis, path: Path, *, redact: bool = True, templates: Path | None = None,
+               rules: Mapping[str, LoadedRule] | None = None) -> None:
+    """Write the postmortem into ``path`` piece by piece, never holding the whole document (for a
+    500 MB session the page is ~90 MB, and its pieces took ~350 MB more). It goes through a
+    temporary file beside ``path``: an error half-way (a template, a full disk) leaves no
+    half-written report, and a symlink planted at ``path`` is replaced, not written through."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8", buffering=1 << 20) as fh:
+            for piece in iter_html(analysis, redact=redact, templates=templates, rules=rules):
+                fh.write(piece)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise

@@ -62,6 +62,35 @@ def test_broken_user_template_is_an_error_not_a_traceback(tmp_path: Path) -> Non
     assert "template error" in result.output and "_report_impact.html.j2" in result.output
 
 
+def test_a_template_failing_half_way_leaves_the_old_report_and_no_temporary_file(tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    out.write_text("the report of yesterday", encoding="utf-8")
+    templates = tmp_path / "tpl"
+    templates.mkdir()
+    # fails while rendering, after the summary and impact sections were already written out
+    (templates / "_report_appendix.html.j2").write_text('{% include "no-such-part.j2" %}', encoding="utf-8")
+    result = CliRunner().invoke(main, ["report", str(SEED_002), "-o", str(out), "--templates", str(templates)])
+    assert result.exit_code == 2
+    assert "template error" in result.output and "no-such-part.j2" in result.output
+    assert out.read_text("utf-8") == "the report of yesterday"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.html", "tpl"]
+
+
+def test_an_output_that_cannot_be_written_is_an_error_with_the_path(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
+    out = tmp_path / "a-file" / "r.html"  # its folder is a file
+    result = CliRunner().invoke(main, ["report", str(SEED_002), "-o", str(out)])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"analyzer: {out}: cannot write:")
+
+
+def test_the_written_report_is_the_rendered_document(tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    assert CliRunner().invoke(main, ["report", str(SEED_002), "-o", str(out)]).exit_code == 0
+    analysis = Analyzer().analyze_session(load(SEED_002))
+    assert out.read_text("utf-8") == render_html(analysis)
+
+
 def test_missing_templates_folder_and_unreadable_input(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["report", str(SEED_002), "--templates", str(tmp_path / "nope")])
     assert result.exit_code == 2 and "templates folder not found" in result.output

@@ -44,7 +44,7 @@ _SYSTEMCTL_START = frozenset({"start", "restart", "reload-or-restart", "try-rest
 _LIFECYCLE_WORDS = (
     "kill", "pkill", "killall", "fuser", "systemctl", "docker", "docker-compose", "nohup", "tmux", "screen",
     "setsid", "curl", "wget", "ss", "lsof", "netstat", "nc", "tail", "cat", "grep", "journalctl", "bash", "sh",
-    "ssh", "pgrep", "ps", "python", "python3", "node", "npx", "kubectl",
+    "ssh", "pgrep", "ps", "python", "python3", "node", "npx", "kubectl", "redis-cli", "valkey-cli",
 )
 @functools.cache
 def _prefilter(catalog: Catalog) -> re.Pattern[str]:
@@ -573,7 +573,7 @@ class Builder:
             return
         if ev.background and output:
             self.log_evidence(ev, launch.instance, launch, output)
-        elif _returned_in_foreground(ev, cmd, launch):
+        elif _returned_in_foreground(ev, cmd, launch) and not self.w.catalog.detaches(launch.server, cmd):
             # the tool call came back, so a server run in the foreground ended with it (an
             # interrupt, a harness timeout, the user's Ctrl-C): it is not serving any more
             xi = self.w._add(Kill(event=ev.index, mechanism="command-returned", text=" ".join(cmd.argv[:6]),

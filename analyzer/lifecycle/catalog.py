@@ -127,6 +127,12 @@ class ServerKind(BaseModel):
     """URL paths that probe it."""
     gpu: bool = False
     """It holds GPUs."""
+    detach: list[list[str]] = Field(default_factory=list)
+    """Argument sequences with which it detaches and the command returns at once while it serves
+    on (``[--daemonize, yes]``): run in the foreground, it did not end with the command."""
+
+    def detaches(self, argv: list[str]) -> bool:
+        return any(argv[i:i + len(seq)] == seq for seq in self.detach for i in range(len(argv)))
 
 
 class LaunchMatch(BaseModel):
@@ -145,13 +151,17 @@ class LaunchMatch(BaseModel):
     """Where its stdout goes (the last ``>``/``&>`` redirect)."""
 
 
-def _flag_value(argv: list[str], flags: list[str]) -> str | None:
+def flag_value(argv: list[str], flags: list[str], glued: bool = False) -> str | None:
+    """The value of the first of ``flags`` in ``argv``: ``--port 8000``, ``--port=8000``, and with
+    ``glued`` a short flag's value written onto it (``-p6380``, as redis-cli takes it)."""
     for i, word in enumerate(argv):
         for flag in flags:
             if word == flag and i + 1 < len(argv):
                 return argv[i + 1]
             if flag.startswith("--") and word.startswith(flag + "="):
                 return word[len(flag) + 1 :]
+            if glued and not flag.startswith("--") and word.startswith(flag) and len(word) > len(flag):
+                return word[len(flag) :]
     return None
 
 
@@ -267,10 +277,10 @@ class Catalog:
         port: int | None = None
         source = "default"
         bind: str | None = None
-        raw_port = _flag_value(rest, kind.port_flags)
+        raw_port = flag_value(rest, kind.port_flags)
         if raw_port is not None:
             port, source = _as_port(raw_port), "flag"
-        raw_bind = _flag_value(rest, kind.bind_flags)
+        raw_bind = flag_value(rest, kind.bind_flags)
         if raw_bind is not None:
             host, _, maybe_port = raw_bind.rpartition(":") if ":" in raw_bind else (raw_bind, "", "")
             bind = host or None
@@ -288,7 +298,7 @@ class Catalog:
         if source == "default":
             port = kind.default_port
         gpus = cmd.env.get("CUDA_VISIBLE_DEVICES")
-        tp = _flag_value(rest, ["--tp", "--tp-size", "--tensor-parallel-size", "-tp"])
+        tp = flag_value(rest, ["--tp", "--tp-size", "--tensor-parallel-size", "-tp"])
         if gpus is None and tp is not None:
             gpus = f"tp={tp}"
         return LaunchMatch(kind=kind, port=port, port_source=source, bind=bind, gpus=gpus,
@@ -298,6 +308,11 @@ class Catalog:
         """The first line of ``text`` that says a server of ``kind`` (any kind if None) is ready."""
         pats = self._ready.get(kind, []) if kind else [p for ps in self._ready.values() for p in ps]
         return self._first_line(("ready", kind), pats, text)
+
+    def detaches(self, kind: str | None, cmd: SimpleCommand) -> bool:
+        """The command starts ``kind`` so that it detaches (``redis-server --daemonize yes``)."""
+        found = self.by_name.get(kind or "")
+        return found is not None and found.detaches(cmd.effective_argv)
 
     def failure_line(self, kind: str | None, text: str) -> str | None:
         """The first line of ``text`` that shows a failure (common or kind-specific)."""

@@ -63,7 +63,8 @@ class Probe(_Fact):
 
     kind: Literal["probe"] = "probe"
     method: str
-    """``http``, ``port-list``, ``process-list``, ``systemctl``, ``docker-ps``, ``task-poll``, ``log``."""
+    """``http``, ``port-check``, ``port-list``, ``redis-ping``, ``process-list``, ``systemctl``,
+    ``docker-ps``, ``task-poll``, ``log``."""
     target: str
     """What it checked (URL, port, unit, task id, log file)."""
     answered: bool | None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from analyzer.lifecycle.catalog import flag_value
 from analyzer.shell.model import SimpleCommand
 
 LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "0.0.0.0", "::1", "[::1]", "::", "*", ""})
@@ -71,6 +72,17 @@ def probe_of(cmd: SimpleCommand, output: str | None, exit_code: int | None, wher
         else:
             answered = None if exit_code is None else True
         return ProbeRead("http", host, port, m.group(0), answered)
+    if name in ("redis-cli", "valkey-cli") and any(w.lower() == "ping" for w in argv[1:]):
+        # redis-cli [-h HOST] [-p PORT] ping: PONG, or an error the server sent (NOAUTH, LOADING),
+        # means it answered; "Could not connect … Connection refused" means nothing listens
+        server = flag_value(argv[1:], ["-h"], glued=True)
+        raw_port = flag_value(argv[1:], ["-p"], glued=True)
+        port = int(raw_port) if raw_port and raw_port.isdigit() else 6379
+        if refused(out) or "could not connect" in out.lower() or exit_code not in (None, 0):
+            answered = False
+        elif out.strip():
+            answered = True
+        return ProbeRead("redis-ping", norm_host(server, where), port, text, answered)
     if name in ("nc", "ncat") and "-z" in " ".join(argv):
         ports = [w for w in argv[1:] if w.isdigit()]
         if not ports:

@@ -145,6 +145,8 @@ def test_004_systemd_start_after_instruction_then_healthy_probe(twin: str) -> No
          "docker", 30000),
         ("docker compose -f /srv/sgl/docker-compose.yml up -d", "compose", None),
         ("sudo systemctl start vllm.service", "systemd", None),
+        ("redis-server --port 6380 --daemonize yes", "redis", 6380),
+        ("nohup redis-server > redis.log 2>&1 &", "redis", 6379),
     ],
 )
 def test_catalog_kinds_become_instances(tmp_path: Path, command: str, server: str, port: int | None) -> None:
@@ -200,6 +202,24 @@ events:
     probes = w.facts_of(Probe)
     assert [p.answered for p in probes] == [False, True, False]
     assert states(w, "local:8000") == [(0, "starting"), (2, "ready"), (3, "failed")]
+
+
+def test_redis_cli_ping_probes_the_redis_it_names(tmp_path: Path) -> None:
+    w = world_of(tmp_path, """\
+events:
+  - bash: redis-server --port 6380 --daemonize yes
+  - bash: redis-cli -p 6380 ping
+    output: 'Could not connect to Redis at 127.0.0.1:6380: Connection refused'
+    exit: 1
+  - bash: redis-cli -h 127.0.0.1 -p6380 PING
+    output: PONG
+  - bash: redis-cli ping
+    output: PONG
+""")
+    # the last ping goes to the default port, 6379, where no known server listens: not this one's
+    assert [(p.method, p.instance, p.answered) for p in w.facts_of(Probe)] == [
+        ("redis-ping", "local:6380", False), ("redis-ping", "local:6380", True)]
+    assert states(w, "local:6380") == [(0, "starting"), (2, "ready")]  # daemonized: not ended at 0
 
 
 def test_a_server_on_another_port_is_not_confused_with_the_first(tmp_path: Path) -> None:

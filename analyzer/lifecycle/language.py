@@ -1010,7 +1010,9 @@ class _Reader:
         limit = min(clause.end, start + 7)
         while i < limit:
             w = self.low[i]
-            compound = i + 1 < limit and self.low[i + 1] in P.COMPOUND_HEADS
+            # "the server tests" is about tests; "the docs server" is not made "the docs" by its "the"
+            compound = (i + 1 < limit and self.low[i + 1] in P.COMPOUND_HEADS
+                        and w not in _DETERMINERS and w not in P.OBJECT_SKIP)
             if self._is_entity(i) and not compound:
                 ent = self.entities[self.entity_at[i] or 0]
                 return _Object("server", ent.text)

@@ -15,6 +15,7 @@ from analyzer.ingest import (
     chat,
     claude_code,
     codex,
+    codex_exec,
     fixture,
     gemini,
     opencode,
@@ -25,7 +26,8 @@ from analyzer.ingest.base import FormatModule, IngestError, paused_gc, read_head
 
 FORMATS: dict[str, FormatModule] = {
     m.NAME: m
-    for m in (fixture, claude_code, codex, opencode, gemini, openhands, swe_agent, asciinema, aider, chat)
+    for m in (fixture, claude_code, codex, codex_exec, opencode, gemini, openhands, swe_agent, asciinema, aider,
+              chat)
 }
 
 

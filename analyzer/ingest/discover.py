@@ -7,6 +7,7 @@
 * opencode: a ``storage/`` folder (``session/``, ``message/``, ``part/``) holds many sessions, each
   found as its ``session/<project>/<id>.json`` file; ``opencode.db`` holds many sessions, each
   found as the database plus a ``member`` id; sub-agent (child) sessions load with their parent;
+* OpenHands event store: a ``sessions/<sid>/`` folder with ``events/<id>.json`` is one session;
 * ``*.session.yaml`` fixtures (never ``*.cases.yaml``: rule cases hold many sessions).
 
 Files named like a session that no format reads (a garbled ``rollout-*.jsonl``, any JSONL) are
@@ -21,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from analyzer.ingest import FORMATS, IngestError, detect, opencode
+from analyzer.ingest import FORMATS, IngestError, detect, opencode, openhands
 
 _SKIP_DIRS = frozenset({
     ".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox",
@@ -187,6 +188,8 @@ def _walk(folder: Path, given: Path, exclude: frozenset[Path], seen: set[Path],
     for sub in subdirs:
         if _is_storage_root(sub):
             yield from _storage_sessions(sub, given)
+        elif openhands.event_files(sub):  # sessions/<sid>/events/*.json: the folder is the session
+            yield Found(sub, given)
         else:
             yield from _walk(sub, given, exclude, seen, known)
 

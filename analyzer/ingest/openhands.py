@@ -16,12 +16,19 @@ typed in the terminal (``by_user``).
 
 Agent-state changes, ``null`` observations and ``recall`` events are harness bookkeeping: counted
 skipped.
+
+Besides the list (an exported trajectory, or an evaluation record's ``history``), the reader takes
+OpenHands' own event store: a session folder ``sessions/<sid>/`` whose ``events/<id>.json`` files
+hold one event each (``openhands/storage/locations.py``). Events are read in id order; ``line`` is
+then the event's position and ``source`` its file, where a diagnostic about it points too.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from analyzer.events import AssistantEvent, Level, Session, SystemEvent, ToolEvent, UserEvent
 from analyzer.ingest.base import IngestError, SessionBuilder, categorize, parse_ts, text_of
@@ -43,7 +50,28 @@ def _is_event(value: Any) -> bool:
         and ("id" in value or "timestamp" in value)
 
 
+def event_files(folder: Path) -> list[Path]:
+    """The event files of an event-store session folder, in id order ([] if it is not one)."""
+    events = folder / "events"
+    if not events.is_dir():
+        return []
+    try:
+        files = [p for p in events.iterdir() if p.suffix == ".json" and p.stem.isdigit()]
+    except OSError:
+        return []
+    return sorted(files, key=lambda p: int(p.stem))
+
+
 def detect(path: Path, head: bytes) -> str | None:
+    if path.is_dir():
+        files = event_files(path)
+        if not files:
+            return None
+        try:
+            first = orjson.loads(files[0].read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            return None
+        return f"event store: {len(files)} files in events/" if _is_event(first) else None
     if not head or head.lstrip()[:1] != b"[":
         return None
     doc = json_prefix(head)
@@ -66,12 +94,14 @@ class _Reader:
         self.actions: dict[Any, ToolEvent] = {}
         self.running: ToolEvent | None = None
         """The command left running in the shared shell, which ``is_input`` actions talk to."""
+        self.file: str | None = None
+        """The event's own file, in an event store (diagnostics point at it)."""
 
     def event(self, line: int, ev: Any) -> None:
         b = self.b
         b.records += 1
         if not isinstance(ev, dict) or not ("action" in ev or "observation" in ev):
-            b.diag(Level.error, "not an OpenHands event (no `action` or `observation`); skipped", line)
+            b.diag(Level.error, "not an OpenHands event (no `action` or `observation`); skipped", line, self.file)
             return
         ref = str(ev["id"]) if ev.get("id") is not None else None
         common: dict[str, Any] = {"line": line, "ref": ref, "ts": parse_ts(ev.get("timestamp"))}
@@ -142,7 +172,7 @@ class _Reader:
                 b.add(SystemEvent(subtype="error", text=content or str(ev.get("message") or ""), **common))
             else:
                 b.diag(Level.warning, f"`{kind}` observation answers no action in this file "
-                       f"(cause {cause}); dropped", common["line"])
+                       f"(cause {cause}); dropped", common["line"], self.file)
             return
         tool.output = content
         tool.result_ref = common["ref"]
@@ -179,7 +209,34 @@ class _Reader:
             self.b.session["model"] = response["model"]
 
 
+def _load_store(path: Path) -> Session:
+    b = SessionBuilder(path=path, format=NAME)
+    b.session["agent"] = "openhands"
+    b.session["session_id"] = path.name
+    files = event_files(path)
+    b.sources = [str(path / "events")]  # the batch cache watches the folder: new events change it
+    reader = _Reader(b)
+    for position, file in enumerate(files, start=1):
+        try:
+            ev = orjson.loads(file.read_bytes())
+        except (OSError, orjson.JSONDecodeError) as exc:
+            b.records += 1
+            reason = exc.strerror if isinstance(exc, OSError) else f"not JSON ({exc})"
+            b.diag(Level.error, f"event file skipped: {reason}", None, str(file))
+            continue
+        count = len(b.events)
+        reader.file = str(file)
+        reader.event(position, ev)
+        for added in b.events[count:]:
+            added.source = str(file)
+    if not files:
+        raise IngestError(path, "no events/<id>.json files: not an OpenHands session folder")
+    return b.build()
+
+
 def load(path: Path) -> Session:
+    if path.is_dir():
+        return _load_store(path)
     b = SessionBuilder(path=path, format=NAME)
     doc = load_document(path, b)
     events = doc.value

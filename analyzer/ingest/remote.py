@@ -32,6 +32,8 @@ none; ``tag`` is a hash of the ETag or checksum): what the batch cache compares.
 
 STORAGE_UNSUPPORTED = ("opencode storage folders are read from local paths only (a session spans many "
                        "small files): copy or mount the folder and pass its local path")
+EVENT_STORE_UNSUPPORTED = ("OpenHands event-store folders are read from local paths only (a session is a "
+                           "folder of one file per event): copy or mount the folder and pass its local path")
 DATABASE_UNSUPPORTED = ("SQLite databases (opencode.db) are read from local paths only: copy the file "
                         "and pass its local path")
 
@@ -186,6 +188,16 @@ def _storage_roots(dirs: set[str]) -> set[str]:
             if posixpath.basename(d) == "session" and posixpath.join(posixpath.dirname(d), "message") in dirs}
 
 
+def _event_stores(files: Iterable[str]) -> set[str]:
+    """Session folders holding ``events/<id>.json``: an OpenHands event store."""
+    stores = set()
+    for rel in files:
+        folder, name = posixpath.split(rel)
+        if posixpath.basename(folder) == "events" and name.endswith(".json") and name[:-5].isdigit():
+            stores.add(posixpath.dirname(folder))
+    return stores
+
+
 def _under(rel: str, folders: set[str]) -> bool:
     parts = rel.split("/")
     return any("/".join(parts[:i]) in folders for i in range(len(parts)))
@@ -220,15 +232,17 @@ def discover_remote(url: str, listing: Listing, exclude_globs: Iterable[str] = (
     dirs = {a for rel in files for a in _ancestors(posixpath.dirname(rel))}
     storage = _storage_roots(dirs)
     claude_folders = {d for d in dirs if f"{d}.jsonl" in files}
+    stores = _event_stores(files) - {""}
+    unsupported = {**{s: STORAGE_UNSUPPORTED for s in storage}, **{s: EVENT_STORE_UNSUPPORTED for s in stores}}
     found: list[RemoteFound] = [RemoteFound(base + s if s else url, s or posixpath.basename(root.rstrip("/")),
-                                            STORAGE_UNSUPPORTED) for s in sorted(storage)
+                                            why) for s, why in sorted(unsupported.items())
                                 if not any(part in _SKIP_DIRS for part in s.split("/"))]
     for rel in sorted(files):
         path, entry = files[rel]
         file_url = base + rel
         listing.add(file_url, stat_of_info(entry))
         folder_parts = rel.split("/")[:-1]
-        if any(part in _SKIP_DIRS for part in folder_parts) or _under(rel, storage | claude_folders):
+        if any(part in _SKIP_DIRS for part in folder_parts) or _under(rel, storage | claude_folders | stores):
             continue
         if entry.get("size") == 0:
             continue

@@ -154,6 +154,9 @@ def test_memory_urls_on_dask_give_the_local_findings_under_their_urls(cluster: A
     unsupported = status.pop(f"{url}/opencode/storage")
     assert unsupported["status"] == "error" and "opencode storage folders are read from local paths only" \
         in unsupported["error"]
+    store = status.pop(f"{url}/openhands/file_store/sessions/5f1c2d3e4b5a69788796a5b4c3d2e1f0")
+    assert store["status"] == "error" and "OpenHands event-store folders are read from local paths only" \
+        in store["error"]
     assert all(s["status"] == "ok" and s["report"] for s in status.values())
     sglang = (tmp_path / "dask" / status[f"{url}/claude-code/v2.1-sglang/{SGLANG_SID}.jsonl"]["report"]).read_text()
     assert f"{url}/claude-code/v2.1-sglang/{SGLANG_SID}/subagents/agent-a3f9c21.jsonl" in sglang

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from analyzer.events import Level
-from analyzer.ingest import FORMATS, detect, load
+from analyzer.ingest import FORMATS, detect, load, openhands
 from analyzer.ingest.base import read_head
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,8 +40,16 @@ def format_of(path: Path) -> str | None:
     return None
 
 
+def _in_event_store(path: Path) -> bool:
+    """A file of an OpenHands event-store session folder: the folder is the session, not the file."""
+    return any(openhands.event_files(parent) for parent in path.parents[:3])
+
+
 def files_under(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*") if p.is_file() and p.name != "MANIFEST.md" and format_of(p))
+    """Session files, and event-store folders (the one session format that is a folder of files)."""
+    files = [p for p in root.rglob("*") if p.is_file() and p.name != "MANIFEST.md" and format_of(p)]
+    stores = {parent for p in files for parent in p.parents[:3] if openhands.event_files(parent)}
+    return sorted([p for p in files if not _in_event_store(p)] + list(stores))
 
 
 def raw_shell_calls(path: Path, fmt: str) -> int:

@@ -4,7 +4,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from analyzer.events import AssistantEvent, Level, ToolEvent, UserEvent
+from analyzer.events import AssistantEvent, Event, Level, ToolEvent, UserEvent
 from analyzer.ingest import detect, load
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "openhands" / "http-server-trajectory.json"
@@ -66,3 +66,43 @@ def test_user_terminal_commands_orphans_and_junk(tmp_path: Path) -> None:
     assert [(d.level, d.line) for d in s.diagnostics] == [(Level.warning, 3), (Level.error, 4)]
     assert "cause 99" in s.diagnostics[0].message
     assert s.events[-1].kind == "system" and s.counts.records == 5
+
+
+STORE = FIXTURE.parent / "file_store" / "sessions" / "5f1c2d3e4b5a69788796a5b4c3d2e1f0"
+
+
+def _shape(events: list[Event]) -> list[tuple[object, ...]]:
+    return [(e.kind, e.ref, e.line, getattr(e, "command", None), getattr(e, "output", None), getattr(e, "text", None))
+            for e in events]
+
+
+def test_the_event_store_reads_as_the_exported_trajectory() -> None:
+    fmt, reason = detect(STORE)
+    assert fmt.NAME == "openhands" and reason == "event store: 20 files in events/"
+    store, listed = load(STORE), load(FIXTURE)
+    assert _shape(store.events) == _shape(listed.events)
+    assert (store.session_id, store.agent) == ("5f1c2d3e4b5a69788796a5b4c3d2e1f0", "openhands")
+    assert store.events[0].source == str(STORE / "events" / "1.json")
+    assert store.sources == [str(STORE / "events")]
+
+
+def test_a_broken_event_file_is_named_and_the_others_are_read(tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "s1"
+    shutil.copytree(STORE, copy)
+    (copy / "events" / "5.json").write_text('{"id": 5, "source": "agent", "act', encoding="utf-8")
+    (copy / "events" / "notes.txt").write_text("not an event", encoding="utf-8")
+    s = load(copy)
+    errors = [d for d in s.diagnostics if d.level == Level.error]
+    assert len(errors) == 1 and errors[0].file == str(copy / "events" / "5.json")
+    assert "not JSON" in errors[0].message
+    assert len(s.events) >= len(load(STORE).events) - 2  # one action lost, and its observation with it
+
+
+def test_batch_walks_find_each_store_session_once() -> None:
+    from analyzer.ingest.discover import discover_sessions
+
+    found = [f.path for f in discover_sessions([FIXTURE.parent])]
+    assert STORE in found and FIXTURE in found
+    assert not [p for p in found if p.parent.name == "events" or p.name == "metadata.json"]

@@ -13,6 +13,7 @@ from analyzer.ingest import IngestError
 from analyzer.ingest.discover import discover_sessions
 from analyzer.ingest.remote import (
     DATABASE_UNSUPPORTED,
+    EVENT_STORE_UNSUPPORTED,
     STORAGE_UNSUPPORTED,
     Listing,
     RemoteError,
@@ -57,7 +58,9 @@ def test_listing_finds_what_local_discovery_finds(root: str) -> None:
     local = {f.relative for f in discover_sessions([FIXTURES])}
     in_storage = {r for r in local if r.startswith("opencode/storage/")}
     assert in_storage and {f.relative for f in found} == local - in_storage | {"opencode/storage"}
-    assert [f.relative for f in found if f.unsupported] == ["opencode/storage"]
+    store = "openhands/file_store/sessions/5f1c2d3e4b5a69788796a5b4c3d2e1f0"
+    assert {f.relative: f.unsupported for f in found if f.unsupported} == {
+        "opencode/storage": STORAGE_UNSUPPORTED, store: EVENT_STORE_UNSUPPORTED}
     assert all(f.url == f"memory://{root}/{f.relative}" for f in found)
     assert [f.url for f in found] == sorted(f.url for f in found)
 

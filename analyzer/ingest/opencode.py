@@ -10,6 +10,10 @@ Inputs, all read into the same events:
   ``storage/``) to load the most recently updated top-level session, or a
   ``session/<projectID>/<sessionID>.json`` file or a ``message/<sessionID>/`` folder to load that
   session;
+* ``opencode run --format json`` output: JSONL events (``step_start``, ``text``, ``tool_use``,
+  ``step_finish``, ``error``) each carrying one finished part; parts are grouped into the assistant
+  messages they name (``part.messageID``), and ``line`` is the line of a message's first part. The
+  prompt is the command's argument, not in the stream: such a session has no user message;
 * the SQLite database ``opencode.db`` (2026+; tables ``session``, ``message``, ``part`` whose
   ``data`` column holds the JSON minus ids): ``load()`` reads the most recently updated top-level
   session. ``list_sessions()`` lists every session of a database or storage folder and
@@ -43,10 +47,21 @@ from typing import Any, Protocol
 import orjson
 
 from analyzer.events import AssistantEvent, Level, Session, SystemEvent, ToolEvent, UserEvent
-from analyzer.ingest.base import HEAD_BYTES, IngestError, SessionBuilder, as_dict, as_id, categorize, parse_ts
+from analyzer.ingest.base import (
+    HEAD_BYTES,
+    IngestError,
+    SessionBuilder,
+    as_dict,
+    as_id,
+    categorize,
+    first_json_line,
+    iter_jsonl,
+    parse_ts,
+)
 
 NAME = "opencode"
-DESCRIPTION = "opencode: `opencode export` JSON, [{info, parts}] arrays, the storage folder, opencode.db"
+DESCRIPTION = ("opencode: `opencode export` JSON, [{info, parts}] arrays, the storage folder, opencode.db, "
+               "`opencode run --format json` output")
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 USER_SHELL_MARKER = "The following tool was executed by the user"
@@ -75,6 +90,8 @@ class Part:
     data: dict[str, Any]
     source: str | None = None
     """The part's own file (storage layout)."""
+    line: int | None = None
+    """The part's own line (``run --format json`` stream), else the message's."""
 
 
 @dataclass
@@ -85,6 +102,9 @@ class Message:
     """1-based message number (export, array, database)."""
     source: str | None = None
     """The message's own file (storage layout)."""
+    header: bool = True
+    """The message is a record of its own (counted skipped: its parts become the events); False
+    when it was put together from its parts (a ``run --format json`` stream)."""
 
 
 @dataclass(frozen=True)
@@ -153,6 +173,54 @@ class _JsonStore:
                     b.diag(Level.error, "part is not an object; skipped", n)
             out.append(Message(m["info"], good, line=n))
         return out
+
+
+STREAM_EVENTS = frozenset({"step_start", "text", "tool_use", "step_finish", "error", "reasoning"})
+"""The event types of ``opencode run --format json``."""
+
+
+def _is_stream_event(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("type") in STREAM_EVENTS and isinstance(value.get("sessionID"), str) \
+        and (isinstance(value.get("part"), dict) or value.get("type") == "error")
+
+
+@dataclass
+class _StreamStore:
+    """``opencode run --format json`` output: one session, its assistant messages from the parts."""
+
+    path: Path
+    session_id: str
+
+    def infos(self) -> list[dict[str, Any]]:
+        return [{"id": self.session_id}]
+
+    def messages(self, session_id: str, b: SessionBuilder) -> list[Message]:
+        if session_id != self.session_id:
+            return []
+        by_id: dict[str, Message] = {}
+        reading = SessionBuilder(path=self.path, format=NAME)  # the emitter counts the parts as records
+        for record in iter_jsonl(self.path, reading):
+            ev = record.value
+            if not _is_stream_event(ev):
+                reading.diag(Level.error, "not an `opencode run --format json` event; skipped", record.line)
+                continue
+            if ev["type"] == "error":
+                error = as_dict(ev.get("error"))
+                message = as_dict(error.get("data")).get("message") or error.get("message") or error.get("name")
+                reading.diag(Level.warning, f"opencode reported an error: {message or 'error'}", record.line)
+                continue
+            part = ev["part"]
+            mid = as_id(part.get("messageID")) or f"line-{record.line}"
+            msg = by_id.get(mid)
+            if msg is None:
+                msg = by_id[mid] = Message({"id": mid, "role": "assistant", "sessionID": ev["sessionID"],
+                                            "time": {"created": ev.get("timestamp")}}, [], line=record.line,
+                                           header=False)
+            msg.parts.append(Part(part, line=record.line))
+        # every line is a record; the parts are counted again as the emitter reads them
+        b.records += reading.records - sum(len(m.parts) for m in by_id.values())
+        b.diagnostics.extend(reading.diagnostics)  # in line order: unreadable lines, error events
+        return list(by_id.values())
 
 
 @dataclass
@@ -357,6 +425,8 @@ def detect(path: Path, head: bytes) -> str | None:
         return None
     if head.lstrip()[:1] not in (b"{", b"["):
         return None
+    if _is_stream_event(first_json_line(head)):
+        return "opencode run --format json event stream (JSONL of parts)"
     whole: Any = None
     if len(head) < HEAD_BYTES:  # the head is the whole file
         try:
@@ -407,10 +477,10 @@ class _Emitter:
 
     def _common(self, msg: Message, part: Part | None, agent: str) -> dict[str, Any]:
         source = part.source if part and part.source else msg.source
-        return {"line": msg.line, "source": source, "agent": agent}
+        return {"line": part.line if part and part.line else msg.line, "source": source, "agent": agent}
 
     def user(self, msg: Message, agent: str) -> bool:
-        self.b.skipped += 1  # the message header; its parts are the records that become events
+        self.b.skipped += msg.header  # the message header; its parts are the records that become events
         created = _time(msg.info.get("time"), "created")
         user_shell = False
         for part in msg.parts:
@@ -451,7 +521,7 @@ class _Emitter:
                     part.source)
 
     def assistant(self, msg: Message, agent: str, by_user: bool) -> None:
-        self.b.skipped += 1
+        self.b.skipped += msg.header
         info = msg.info
         model = as_id(info.get("modelID")) or as_id(as_dict(info.get("model")).get("modelID")) or None
         cwd = as_id(as_dict(info.get("path")).get("cwd"))
@@ -567,11 +637,14 @@ def _open(path: Path) -> tuple[_Store, str | None]:
         raise IngestError(path, "not an opencode storage folder (needs session/ and message/)")
     try:
         with path.open("rb") as fh:
-            magic = fh.read(len(SQLITE_MAGIC))
-        if magic == SQLITE_MAGIC:
+            head = fh.read(HEAD_BYTES)
+        if head.startswith(SQLITE_MAGIC):
             if not {"session", "message", "part"} <= _db_tables(path):
                 raise IngestError(path, "SQLite database without opencode's session/message/part tables")
             return _DbStore(path), None
+        first = first_json_line(head)
+        if _is_stream_event(first):
+            return _StreamStore(path, first["sessionID"]), first["sessionID"]
         raw = path.read_bytes()
     except OSError as exc:
         raise IngestError(path, f"cannot read: {exc.strerror or exc}") from exc

@@ -340,3 +340,34 @@ def test_fields_of_the_wrong_type_never_raise(tmp_path: Path) -> None:
     # the part of unknown type; the tool part without a status
     assert [(d.level, d.line) for d in s.diagnostics] == [(Level.info, 2), (Level.warning, 2)]
     assert len(s.shell_calls()) == 6
+
+
+RUN_STREAM = FIXTURES / "opencode" / "run-format-json-uvicorn.jsonl"
+
+
+def test_run_format_json_stream_is_read_as_the_session_it_prints() -> None:
+    assert opencode.detect(RUN_STREAM, read_head(RUN_STREAM)) == \
+        "opencode run --format json event stream (JSONL of parts)"
+    s = opencode.load(RUN_STREAM)
+    assert (s.format, s.agent, s.session_id) == ("opencode", "opencode", "ses_4a1b2c3d4ffeRunJsonUvic0rn")
+    assert [e.kind for e in s.events] == ["assistant", "tool", "tool", "tool", "assistant"]
+    # each event at its own line; the step markers are skipped, the error event is a warning
+    assert [e.line for e in s.events] == [2, 3, 6, 7, 9]
+    launch, probe, restart = [e for e in s.events if isinstance(e, ToolEvent)]
+    assert (launch.ref, launch.command, launch.exit_code) == ("call_A1", "nohup uvicorn app:api --port 8000 > "
+                                                             "api.log 2>&1 &", 0)
+    assert probe.output == '{"status":"ok"}'
+    assert restart.command is not None and restart.command.startswith("pkill -f uvicorn && ")
+    assert [(d.level, d.line, d.message) for d in s.diagnostics] == [
+        (Level.warning, 8, "opencode reported an error: rate limited, retrying")]
+    assert (s.counts.records, s.counts.skipped) == (10, 4)  # every line; the 4 step markers
+
+
+def test_a_bad_line_in_a_run_stream_is_reported_and_the_rest_read(tmp_path: Path) -> None:
+    lines = RUN_STREAM.read_text("utf-8").splitlines()
+    p = tmp_path / "run.jsonl"
+    p.write_text("\n".join([*lines[:3], lines[3][:50], '{"type": "text", "sessionID": "x"}', *lines[4:]]) + "\n",
+                 encoding="utf-8")
+    s = opencode.load(p)
+    assert [(d.level, d.line) for d in s.diagnostics if d.level == Level.error] == [(Level.error, 4), (Level.error, 5)]
+    assert len([e for e in s.events if isinstance(e, ToolEvent)]) == 3

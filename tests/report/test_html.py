@@ -136,6 +136,18 @@ def test_002_highlights_what_the_kill_patterns_match() -> None:
     assert "the remote shell on 10.1.230.181 running this command" in anchor.all_text
 
 
+def test_a_kill_that_hits_nothing_the_session_started_says_so(tmp_path: Path) -> None:
+    p = tmp_path / "s.session.yaml"
+    p.write_text("events:\n  - bash: pkill -9 zsh\n", encoding="utf-8")
+    analysis = analyze(p)
+    assert [f.rule for f in analysis.findings] == ["over-broad-kill"]
+    finding = parse(render_html(analysis)).by_id("findings")
+    (kills,) = [d for d in finding.find_all("div") if d.has_class("kills")]
+    text = " ".join(kills.all_text.split())
+    assert "pkill -9 zsh hits none of the processes this session started or ran in" in text
+    assert not kills.find_all("table") and "hits 0 processes" not in text
+
+
 def test_002_impact_durations() -> None:
     _, page = seed("002-restart-30001-teardown.session.yaml")
     rows = {r.attrs["data-instance"]: r for r in page.by_id("impact").find_all("tr") if "data-instance" in r.attrs}

@@ -23,10 +23,12 @@ class OverBroadKill(Rule):
         (``node``, ``python``, ``zsh``) or every GPU process (``fuser -k /dev/nvidia*``).
 
     Why is this bad:
-        ``pkill -f`` matches the whole command line of every process, including the shell that
-        runs the pkill when the pattern appears in the script text. The relaunch after it never
-        runs, the tool call dies with exit 143/137 (255 through ssh), and servers nobody meant to
-        touch go down with it.
+        A kill reaches every process its pattern matches, not the one meant. ``pkill -f`` matches
+        the whole command line of every process, including the shell that runs the pkill when the
+        pattern appears in the script text: the relaunch after it never runs, the tool call dies
+        with exit 143/137 (255 through ssh), and servers nobody meant to touch go down with it. A
+        kill by a generic name (``pkill -9 zsh``, ``killall python``) takes down every such process
+        on the machine, the user's own shells and other servers included.
 
     Known false positives:
         The process model is a prediction: a harness that runs commands from a file instead of

@@ -1017,7 +1017,9 @@ class _Reader:
                 ent = self.entities[self.entity_at[i] or 0]
                 return _Object("server", ent.text)
             if w in P.OBJECT_SERVER_NOUNS and not compound:
-                return _Object("server", self._span_text(start, i + 1))
+                # "the api container", "the vllm server": the head noun belongs to the mention
+                end = i + 2 if i + 1 < limit and self.low[i + 1] in P.STRONG_SERVER_NOUNS else i + 1
+                return _Object("server", self._span_text(start, end))
             if w in P.OBJECT_PRONOUNS and (w not in ("that", "this", "all", "both") or self._ends_here(i)):
                 return _Object("pronoun", self._span_text(start, i + 1))
             if w in P.NONSERVER_NOUNS or compound:

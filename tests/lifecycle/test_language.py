@@ -336,3 +336,13 @@ def test_batch_keeps_order_and_memoises() -> None:
     assert intents == [["ready"], ["stop"], ["ready"], ["question"]]
     assert readings[0] is readings[2]
     assert read_message("kill it") is readings[1]
+
+
+@pytest.mark.parametrize(("text", "mention"), [
+    ("restart the api container", "the api container"),
+    ("stop the docs server", "the docs server"),
+    ("restart the api", "the api"),
+])
+def test_the_target_mention_keeps_its_head_noun(text: str, mention: str) -> None:
+    (hit,) = read_message(text).hits
+    assert hit.target.mention == mention

@@ -20,6 +20,10 @@ Limits, on purpose:
   come first or last); ``truncated`` says so. Entities in the unread middle are not reported.
 - Sentences are split on punctuation and newlines, clauses on commas, conjunctions and
   conditionals. There is no parser: a subject or object is found by scanning a few words.
+- Pronouns are resolved one way only: an instruction about ``it``/``them`` is dropped when the
+  clause just before it, in the same sentence, names something that is not a server and no
+  server ("the notebook kernel died, can you restart it?"). Across sentences ``it`` is taken as a
+  server.
 """
 
 from __future__ import annotations
@@ -1113,7 +1117,7 @@ class _Reader:
         obj = self._object(cue, clause, phrasal)
         if obj.cls == "none":
             obj = self._shared_object(clause) or obj
-        if not self._object_ok(lemma, obj):
+        if not self._object_ok(lemma, obj) or self._refers_to_nonserver(obj, clause):
             return
         span = [(cue.start, cue.end)]
         if clause.qkind in ("plain", "opinion", "why"):
@@ -1133,6 +1137,19 @@ class _Reader:
         if clause.qkind == "suggest" or "maybe" in self.low[clause.start : cue.start]:
             strength = 0.7
         self._add(intent, strength, span, cue.start, obj.mention)
+
+    def _refers_to_nonserver(self, obj: _Object, clause: _Clause) -> bool:
+        """``it``/``them`` whose only candidate is the clause just before, in the same sentence,
+        which names something that is not a server and no server: "the notebook kernel died, can you
+        restart it?" is not about a server."""
+        if obj.cls != "pronoun" or (obj.mention or "").lower() not in ("it", "them") or clause.index == 0:
+            return False
+        before = self.clauses[clause.index - 1]
+        if before.sentence != clause.sentence:
+            return False
+        words = range(before.start, before.end)
+        return any(self.low[i] in P.NONSERVER_NOUNS for i in words) and not any(
+            self._server_word(i) for i in words)
 
     def _shared_object(self, clause: _Clause) -> _Object | None:
         """``kill and restart sglang``: a verb without object shares the next verb's."""

@@ -400,10 +400,27 @@ def test_no_session_is_a_usage_error(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(("given", "timeout"), [((), 600.0), (("--timeout", "30"), 30.0), (("--timeout", "0"), None)])
+def test_timeout_option_reaches_the_batch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          given: tuple[str, ...], timeout: float | None) -> None:
+    import analyzer.cli.batch as cli_batch
+
+    seen: list[BatchOptions] = []
+
+    def fake_run(options: BatchOptions, progress: Any = None) -> Any:
+        seen.append(options)
+        raise KeyboardInterrupt  # stop there: only the options matter
+
+    monkeypatch.setattr(cli_batch, "run_batch", fake_run)
+    result = cli("batch", str(FIXTURES / "seeds"), "-o", str(tmp_path / "o"), *given)
+    assert result.code == 130 and [o.timeout for o in seen] == [timeout]
+
+
 @pytest.mark.parametrize(("extra", "message"), [
     (("--since", "last tuesday"), "is not a date"),
     (("--select", "no-such-rule"), "no-such-rule"),
     (("--jobs", "0"), "--jobs"),
+    (("--timeout", "-1"), "--timeout"),
 ])
 def test_bad_options_exit_2(tmp_path: Path, extra: tuple[str, ...], message: str) -> None:
     session_yaml(tmp_path / "in" / "a.session.yaml")

@@ -5,6 +5,7 @@ output folder."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import gc
@@ -66,8 +67,8 @@ class BatchOptions:
     scheduler_timeout: float = 10.0
     """Seconds to wait for the scheduler to answer and for a worker to be there."""
     timeout: float | None = DEFAULT_TIMEOUT
-    """Seconds one session may take in a local pool worker before the worker is stopped and the
-    session listed as timed out; None: no limit. Not applied with ``jobs=1`` (this process) or Dask."""
+    """Seconds one session may take before it is stopped and listed as timed out; None: no limit.
+    Not applied on Dask, nor with ``jobs=1`` when ``run_batch`` runs off the main thread."""
 
 
 def _prepare_out(out: Path) -> Path:
@@ -78,6 +79,9 @@ def _prepare_out(out: Path) -> Path:
     if reports.is_symlink():
         raise BatchError(f"{reports}: is a symbolic link; refusing to write reports through it")
     reports.mkdir(exist_ok=True)
+    for partial in reports.glob(".*.html.*.tmp"):  # a report a killed worker was writing
+        with contextlib.suppress(OSError):
+            partial.unlink()
     return reports
 
 
@@ -101,8 +105,11 @@ def _unsupported(found: RemoteFound) -> SessionResult:
 
 
 def _known(cache: Cache) -> Callable[[Path], bool]:
-    """Files this cache holds as one session each: unchanged since, they need no detecting again."""
-    stats = {key: entry.get("main_stat") for key, entry in cache.entries.items() if not entry.get("member")}
+    """Files this cache holds as one readable session each: unchanged since, they need no detecting
+    again. A file that failed is looked at again: an empty opencode.db whose first sessions went to
+    its write-ahead log keeps the size and time it had, yet is now a folder of sessions."""
+    stats = {key: entry.get("main_stat") for key, entry in cache.entries.items()
+             if not entry.get("member") and entry.get("status") == "ok"}
 
     def known(path: Path) -> bool:
         was = stats.get(os.path.abspath(path))
@@ -276,7 +283,8 @@ def _run(options: BatchOptions, progress: Progress | None, cluster: DaskCluster 
     workers = max(1, min(options.jobs, len(todo)))
     if workers > 1 or cluster is not None:
         # Largest first: a big session started last would leave the other workers idle at the end.
-        todo.sort(key=lambda job: -((stat(job.path) or (0,))[0] or 0))
+        todo = [dataclasses.replace(job, size=(stat(job.path) or (0,))[0] or 0) for job in todo]
+        todo.sort(key=lambda job: -job.size)
     if cluster is None and todo:
         if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
             warm_up(engine)  # forked workers inherit loaded models instead of each loading its own
@@ -318,6 +326,8 @@ def _run(options: BatchOptions, progress: Progress | None, cluster: DaskCluster 
             if progress:
                 progress.stop()
             cache.save(results)  # even when interrupted: the next run resumes from here
+            if cluster is None:
+                gc.unfreeze()  # a process that runs batch after batch must not freeze more each time
 
     _remove_stale_reports(out, cache, results)
     cache.save(results)

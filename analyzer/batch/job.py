@@ -130,6 +130,8 @@ class Job:
     report_to: str | None = None
     cwd: str | None = None
     """The folder a relative ``path`` is relative to, for workers started elsewhere (None: this one)."""
+    size: int = 0
+    """Bytes of its main file, when known: big sessions are sent to workers alone."""
 
 
 _ENGINES: dict[object, Analyzer] = {}

@@ -96,9 +96,8 @@ def summary_text(run: BatchRun, out: Path) -> str:
               help="How long to wait for the Dask scheduler to answer and for a worker to join.")
 @click.option("--timeout", type=click.FloatRange(min=0), default=DEFAULT_TIMEOUT, show_default=True,
               metavar="SECONDS",
-              help="Stop a worker that spends longer than this on one session and list the session as "
-                   "timed out (tried again next run); 0: no limit. For --executor local with --jobs 2 or more: "
-                   "--jobs 1 runs in this process, where nothing can stop a session.")
+              help="Stop a session that takes longer than this, list it as timed out and try it again "
+                   "next run; 0: no limit. Not applied by --executor dask.")
 def command(dirs: tuple[str, ...], out: str, jobs: int | None, since: datetime | None, no_redact: bool,
             format_reports: str, select: tuple[str, ...], ignore: tuple[str, ...], rules_dir: tuple[str, ...],
             config_path: str | None, executor: str, scheduler: str | None, scheduler_timeout: float,

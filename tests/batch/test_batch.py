@@ -188,6 +188,8 @@ def test_a_re_run_detects_only_files_that_changed(tmp_path: Path, monkeypatch: p
 
     files = small_tree(tmp_path / "in")
     (tmp_path / "in" / "notes.txt").write_text("not a session\n")
+    # failed last time: looked at again (an opencode.db's new sessions can sit in its -wal file)
+    (tmp_path / "in" / "broken.jsonl").write_text("{not json\n")
     out = tmp_path / "out"
     first = batch(tmp_path / "in", out=out, extra=("--format-reports", "none"))
     detected: list[str] = []
@@ -199,13 +201,23 @@ def test_a_re_run_detects_only_files_that_changed(tmp_path: Path, monkeypatch: p
 
     monkeypatch.setattr(discover, "detect", counting_detect)
     again = batch(tmp_path / "in", out=out, extra=("--format-reports", "none"))
-    assert detected == ["notes.txt"]  # never found as a session: looked at every time
-    assert again.findings() == first.findings() and again.summary()["cached"] == 3
+    assert sorted(detected) == ["broken.jsonl", "notes.txt"]  # not found as readable sessions: every time
+    assert again.findings() == first.findings() and again.summary()["cached"] == 4
     with files["codex"].open("a") as fh:
         fh.write("\n")
     detected.clear()
     run = batch(tmp_path / "in", out=out, extra=("--format-reports", "none"))
-    assert sorted(detected) == ["notes.txt", "rollout-1.jsonl"] and analyzed(run) == ["rollout-1.jsonl"]
+    assert sorted(detected) == ["broken.jsonl", "notes.txt", "rollout-1.jsonl"]
+    assert analyzed(run) == ["rollout-1.jsonl"]
+
+
+def test_a_report_left_half_written_by_a_killed_worker_is_removed(tmp_path: Path) -> None:
+    small_tree(tmp_path / "in")
+    partial = tmp_path / "out" / "sessions" / ".seeds_001.session.yaml-0123456789.html.4242.tmp"
+    partial.parent.mkdir(parents=True)
+    partial.write_text("<html><body>half", encoding="utf-8")
+    assert batch(tmp_path / "in", out=tmp_path / "out").code == 0
+    assert not partial.exists()
 
 
 def test_another_rule_set_or_version_analyzes_everything_again(tmp_path: Path,
@@ -291,9 +303,9 @@ def test_a_worker_that_dies_fails_only_its_session(tmp_path: Path, monkeypatch: 
     assert all(r.status == "ok" for n, r in by_name.items() if n != "s3.session.yaml")
 
 
-@pytest.mark.parametrize("sessions", [6, 60])
+@pytest.mark.parametrize(("sessions", "jobs"), [(6, 1), (6, 2), (60, 2)])  # 60: several jobs per task
 def test_a_session_over_the_timeout_is_stopped_and_tried_again_next_run(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sessions: int) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sessions: int, jobs: int) -> None:
     for i in range(sessions):
         session_yaml(tmp_path / "in" / f"s{i}.session.yaml")
     real_load = job.load_session
@@ -304,7 +316,7 @@ def test_a_session_over_the_timeout_is_stopped_and_tried_again_next_run(
         return real_load(path, member)
 
     monkeypatch.setattr(job, "load_session", load_or_hang)  # forked workers inherit it
-    options = BatchOptions(paths=[str(tmp_path / "in")], out=tmp_path / "out", jobs=2, reports=False,
+    options = BatchOptions(paths=[str(tmp_path / "in")], out=tmp_path / "out", jobs=jobs, reports=False,
                            timeout=3.0)  # the others take milliseconds: room for a loaded CI machine
     run = run_batch(options)
     by_name = {Path(r.path).name: r for r in run.results}
@@ -317,6 +329,31 @@ def test_a_session_over_the_timeout_is_stopped_and_tried_again_next_run(
     again = run_batch(options)
     assert again.analyzed == 1  # only the one that timed out; the rest come from the cache
     assert all(r.status == "ok" for r in again.results)
+
+
+def test_a_session_stuck_where_the_alarm_cannot_reach_has_its_worker_killed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import signal
+
+    from analyzer.batch import runner
+
+    for i in range(4):
+        session_yaml(tmp_path / "in" / f"s{i}.session.yaml")
+    real_load = job.load_session
+
+    def load_or_hang_in_native_code(path: str, member: str | None) -> Any:
+        if path.endswith("s1.session.yaml"):
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})  # as C code that never returns
+            time.sleep(60)
+        return real_load(path, member)
+
+    monkeypatch.setattr(job, "load_session", load_or_hang_in_native_code)
+    monkeypatch.setattr(runner, "grace", lambda timeout: 1.0)
+    run = run_batch(BatchOptions(paths=[str(tmp_path / "in")], out=tmp_path / "out", jobs=2, reports=False,
+                                 timeout=2.0))
+    by_name = {Path(r.path).name: r for r in run.results}
+    assert "timed out after 2 s" in str(by_name["s1.session.yaml"].error)
+    assert all(r.status == "ok" for n, r in by_name.items() if n != "s1.session.yaml")
 
 
 # ---------------------------------------------------------------------------------------- names

@@ -39,3 +39,17 @@ def test_never_raises(tmp_path: Path) -> None:
     missing = analyze_path(str(tmp_path / "gone.jsonl"), JobOptions(reports=False))
     assert (missing.status, missing.error) == ("error", f"{tmp_path / 'gone.jsonl'}: no such file or folder")
     assert missing.main_stat is None
+
+
+def test_big_sessions_go_to_workers_alone_and_small_ones_in_chunks() -> None:
+    from analyzer.batch.job import Job
+    from analyzer.batch.runner import _take_chunk
+
+    sizes = [50 << 20, 8 << 20] + [10_000] * 98  # largest first, as the batch sorts them
+    pending = list(reversed([Job(session=str(i), key=str(i), path=str(i), size=n) for i, n in enumerate(sizes)]))
+    tasks = []
+    while pending:
+        tasks.append([int(j.key) for j in _take_chunk(pending, workers=2)])
+    assert tasks[0] == [0] and tasks[1] == [1]  # each big one alone
+    assert max(len(t) for t in tasks) == 8 and tasks[-1] == [99] and len(tasks[-2]) == 1  # small at the end
+    assert [k for t in tasks for k in t] == list(range(100))

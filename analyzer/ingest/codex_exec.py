@@ -41,7 +41,8 @@ def detect(path: Path, head: bytes) -> str | None:
     if not path.is_file():
         return None
     first = first_json_line(head)
-    if isinstance(first, dict) and first.get("type") in _EVENT_TYPES and "payload" not in first:
+    # a rollout line has `payload`; opencode's run stream has `sessionID`/`part` (and an `error` type too)
+    if isinstance(first, dict) and first.get("type") in _EVENT_TYPES and not {"payload", "sessionID", "part"} & set(first):
         return f"JSONL whose first event is `{first['type']}` (codex exec --json)"
     return None
 

@@ -77,3 +77,11 @@ def test_the_pkill_meant_for_one_server_is_over_broad() -> None:
     analysis = analyze(FIXTURE)
     assert [(f.rule, f.anchor.ref) for f in analysis.findings] == [("over-broad-kill", "item_5")]
     assert {"local:8000", "local:8001"} <= set(analysis.world.instances)
+
+
+def test_an_opencode_stream_opening_with_an_error_is_not_taken(tmp_path: Path) -> None:
+    stream = ROOT / "fixtures" / "opencode" / "run-format-json-uvicorn.jsonl"
+    error_line = next(line for line in stream.read_text("utf-8").splitlines() if '"type":"error"' in line)
+    p = tmp_path / "run.jsonl"
+    p.write_text(error_line + "\n" + stream.read_text("utf-8"), encoding="utf-8")
+    assert detect(p)[0].NAME == "opencode"

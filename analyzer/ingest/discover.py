@@ -188,7 +188,7 @@ def _walk(folder: Path, given: Path, exclude: frozenset[Path], seen: set[Path],
     for sub in subdirs:
         if _is_storage_root(sub):
             yield from _storage_sessions(sub, given)
-        elif openhands.event_files(sub):  # sessions/<sid>/events/*.json: the folder is the session
+        elif openhands.detect(sub, b""):  # sessions/<sid>/events/*.json of OpenHands events: one session
             yield Found(sub, given)
         else:
             yield from _walk(sub, given, exclude, seen, known)

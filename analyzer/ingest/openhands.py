@@ -65,13 +65,13 @@ def event_files(folder: Path) -> list[Path]:
 def detect(path: Path, head: bytes) -> str | None:
     if path.is_dir():
         files = event_files(path)
-        if not files:
-            return None
-        try:
-            first = orjson.loads(files[0].read_bytes())
-        except (OSError, orjson.JSONDecodeError):
-            return None
-        return f"event store: {len(files)} files in events/" if _is_event(first) else None
+        for file in files[:3]:  # one broken file (reported when loading) does not hide the session
+            try:
+                if _is_event(orjson.loads(file.read_bytes())):
+                    return f"event store: {len(files)} files in events/"
+            except (OSError, orjson.JSONDecodeError):
+                continue
+        return None
     if not head or head.lstrip()[:1] != b"[":
         return None
     doc = json_prefix(head)

@@ -106,3 +106,27 @@ def test_batch_walks_find_each_store_session_once() -> None:
     found = [f.path for f in discover_sessions([FIXTURE.parent])]
     assert STORE in found and FIXTURE in found
     assert not [p for p in found if p.parent.name == "events" or p.name == "metadata.json"]
+
+
+def test_a_folder_with_events_that_are_not_openhands_is_walked_into(tmp_path: Path) -> None:
+    from analyzer.ingest.discover import discover_sessions
+
+    proj = tmp_path / "root" / "proj"
+    (proj / "events").mkdir(parents=True)
+    (proj / "events" / "1.json").write_text('{"name": "deploy"}', encoding="utf-8")
+    (proj / "logs").mkdir()
+    session = proj / "logs" / "run.json"
+    session.write_bytes(FIXTURE.read_bytes())
+    assert [f.path for f in discover_sessions([tmp_path / "root"])] == [session]
+
+
+def test_a_broken_first_event_file_does_not_hide_the_store(tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "s1"
+    shutil.copytree(STORE, copy)
+    first = min((copy / "events").iterdir(), key=lambda p: int(p.stem))
+    first.write_text("{broken", encoding="utf-8")
+    assert detect(copy)[0].NAME == "openhands"
+    s = load(copy)
+    assert [d.file for d in s.diagnostics if d.level == Level.error] == [str(first)]

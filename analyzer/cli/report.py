@@ -48,8 +48,10 @@ def command(path: str, output: str | None, templates: str | None, no_redact: boo
     out = Path(output) if output else default_output(session.path)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
+        # a regular file is replaced whole at the end; a pipe, a device or a link is written into
+        direct = out.is_symlink() or (out.exists() and not out.is_file())
         write_html(analysis, out, redact=not no_redact, templates=Path(templates) if templates else None,
-                   rules=analyzer.ruleset.rules)
+                   rules=analyzer.ruleset.rules, atomic=not direct)
     except Exception as exc:  # a broken user template or an unwritable output: say which, no traceback
         import jinja2
 

@@ -294,15 +294,22 @@ def render_html(analysis: Analysis, *, redact: bool = True, templates: Path | No
 
 
 def write_html(analysis: Analysis, path: Path, *, redact: bool = True, templates: Path | None = None,
-               rules: Mapping[str, LoadedRule] | None = None) -> None:
+               rules: Mapping[str, LoadedRule] | None = None, atomic: bool = True) -> None:
     """Write the postmortem into ``path`` piece by piece, never holding the whole document (for a
-    500 MB session the page is ~90 MB, and its pieces took ~350 MB more). It goes through a
-    temporary file beside ``path``: an error half-way (a template, a full disk) leaves no
-    half-written report, and a symlink planted at ``path`` is replaced, not written through."""
+    500 MB session the page is ~90 MB, and its pieces took ~350 MB more). ``atomic``: through a
+    temporary file beside ``path``, so an error half-way (a template, a full disk) leaves no
+    half-written report and a symlink planted at ``path`` is replaced, not written through; else
+    straight into ``path`` (a pipe, ``/dev/stdout``, a link the user chose)."""
+    pieces = iter_html(analysis, redact=redact, templates=templates, rules=rules)
+    if not atomic:
+        with open(path, "w", encoding="utf-8", buffering=1 << 20) as out:
+            for piece in pieces:
+                out.write(piece)
+        return
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "w", encoding="utf-8", buffering=1 << 20) as fh:
-            for piece in iter_html(analysis, redact=redact, templates=templates, rules=rules):
+            for piece in pieces:
                 fh.write(piece)
         os.replace(tmp, path)
     except BaseException:

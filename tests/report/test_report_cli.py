@@ -84,6 +84,26 @@ def test_an_output_that_cannot_be_written_is_an_error_with_the_path(tmp_path: Pa
     assert result.output.startswith(f"analyzer: {out}: cannot write:")
 
 
+def test_a_pipe_or_a_link_given_as_output_is_written_into(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    target = tmp_path / "real.html"
+    link = tmp_path / "link.html"
+    link.symlink_to(target)
+    assert CliRunner().invoke(main, ["report", str(SEED_002), "-o", str(link)]).exit_code == 0
+    assert link.is_symlink() and target.read_text("utf-8").startswith("<!DOCTYPE html>")
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    assert CliRunner().invoke(main, ["report", str(SEED_002), "-o", str(fifo)]).exit_code == 0
+    reader.join(timeout=30)
+    assert got and got[0].startswith(b"<!DOCTYPE html>") and fifo.is_fifo()
+
+
 def test_the_written_report_is_the_rendered_document(tmp_path: Path) -> None:
     out = tmp_path / "r.html"
     assert CliRunner().invoke(main, ["report", str(SEED_002), "-o", str(out)]).exit_code == 0

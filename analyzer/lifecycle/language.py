@@ -595,6 +595,8 @@ _VERB_LABELS: Final[dict[str, Intent]] = {"V_RESTART": Intent.restart, "V_LAUNCH
 _STATE_LABELS: Final = frozenset(P.STATE_TIER)
 _SIDE_LABELS: Final = frozenset({"VERIFY", "QNOUN", "QHOW"})
 """Cues that never hide other cues under them."""
+_CANNOT_REACH: Final = ("connect", "refused", "reach", "unreachable", "timeout", "timed", "502", "503", "504")
+"""Words of a failure to reach something: "it" after them means the server that did not answer."""
 _DETERMINERS: Final = frozenset({"the", "a", "an", "my", "this", "that", "these", "those", "your", "our"})
 _READY_FOR_OK: Final = frozenset({
     "use", "requests", "traffic", "inference", "serving", "go", "roll", "accept", "serve", "connections",
@@ -1148,6 +1150,8 @@ class _Reader:
         if before.sentence != clause.sentence:
             return False
         words = range(before.start, before.end)
+        if any(self.low[i].startswith(_CANNOT_REACH) for i in words):
+            return False  # "the client cannot connect, restart it": the server it cannot reach
         return any(self.low[i] in P.NONSERVER_NOUNS for i in words) and not any(
             self._server_word(i) for i in words)
 

@@ -26,6 +26,7 @@ _REFUSED_WORDS = ("connection refused", "failed to connect", "couldn't connect",
 _REFUSED_HINTS = ("refused", "connect", "curl: (", "reply", "route", "timed out")
 """A word of every one of ``_REFUSED_WORDS``: text with none of them has none of those."""
 _HTTP_TOOLS = frozenset({"curl", "wget", "http", "https", "xh"})
+_REDIS_URL = re.compile(r"rediss?://(?:[^@/\s]*@)?(?P<host>[^:/\s]+)?(?::(?P<port>\d+))?")
 _PID = re.compile(r"(?:\bPID[:= ]\s*|^\[\d+\]\s+)(\d{2,8})\b", re.M)
 _JOB_DIED = re.compile(
     r"^(?:\S+: )?(?:line \d+: )?(\d+)\s+(Killed|Terminated|Segmentation fault|Aborted)\s+"
@@ -77,8 +78,16 @@ def probe_of(cmd: SimpleCommand, output: str | None, exit_code: int | None, wher
         # means it answered; "Could not connect … Connection refused" means nothing listens
         server = flag_value(argv[1:], ["-h"], glued=True)
         raw_port = flag_value(argv[1:], ["-p"], glued=True)
+        url = _REDIS_URL.match(flag_value(argv[1:], ["-u"]) or "")
+        if url:  # -u redis://[user:pass@]host:port/db
+            server, raw_port = url.group("host") or server, url.group("port") or raw_port
         port = int(raw_port) if raw_port and raw_port.isdigit() else 6379
-        if refused(out) or "could not connect" in out.lower() or exit_code not in (None, 0):
+        low = out.lower()
+        if refused(out) or "could not connect" in low:
+            answered = False
+        elif any(w in low for w in ("pong", "noauth", "loading", "err ", "wrongpass")):
+            answered = True  # the server replied, even if with an error (-e makes that exit 1)
+        elif exit_code not in (None, 0):
             answered = False
         elif out.strip():
             answered = True

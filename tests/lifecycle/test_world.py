@@ -222,6 +222,18 @@ events:
     assert states(w, "local:6380") == [(0, "starting"), (2, "ready")]  # daemonized: not ended at 0
 
 
+def test_redis_cli_url_and_error_replies(tmp_path: Path) -> None:
+    w = world_of(tmp_path, """\
+events:
+  - bash: nohup redis-server --port 6390 > r.log 2>&1 &
+  - bash: redis-cli -e -u redis://default:secret@127.0.0.1:6390/0 ping
+    output: "NOAUTH Authentication required."
+    exit: 1
+""")
+    (probe,) = w.facts_of(Probe)
+    assert (probe.instance, probe.answered) == ("local:6390", True)  # an error reply is still an answer
+
+
 def test_a_server_on_another_port_is_not_confused_with_the_first(tmp_path: Path) -> None:
     w = world_of(tmp_path, """\
 events:

@@ -232,7 +232,7 @@ def discover_remote(url: str, listing: Listing, exclude_globs: Iterable[str] = (
     dirs = {a for rel in files for a in _ancestors(posixpath.dirname(rel))}
     storage = _storage_roots(dirs)
     claude_folders = {d for d in dirs if f"{d}.jsonl" in files}
-    stores = _event_stores(files) - {""}
+    stores = _event_stores(files)  # "" when the URL itself is a store
     unsupported = {**{s: STORAGE_UNSUPPORTED for s in storage}, **{s: EVENT_STORE_UNSUPPORTED for s in stores}}
     found: list[RemoteFound] = [RemoteFound(base + s if s else url, s or posixpath.basename(root.rstrip("/")),
                                             why) for s, why in sorted(unsupported.items())

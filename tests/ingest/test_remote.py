@@ -127,3 +127,11 @@ def test_fetch_copies_a_session_with_its_sub_agent_files(root: str, tmp_path: Pa
 def test_fetch_of_a_missing_file_names_the_url(tmp_path: Path) -> None:
     with pytest.raises(IngestError, match=r"^memory://nowhere/x\.jsonl: no such file$"):
         fetch("memory://nowhere/x.jsonl", tmp_path)
+
+
+def test_a_url_of_an_event_store_folder_itself_says_it_is_local_only(root: str) -> None:
+    store = FIXTURES / "openhands" / "file_store" / "sessions" / "5f1c2d3e4b5a69788796a5b4c3d2e1f0"
+    for p in sorted(q for q in store.rglob("*") if q.is_file()):
+        put(root, f"sid/{p.relative_to(store).as_posix()}", p.read_bytes())
+    found = discover_remote(f"memory://{root}/sid", Listing())
+    assert [(f.relative, f.unsupported) for f in found] == [("sid", EVENT_STORE_UNSUPPORTED)]

@@ -42,6 +42,11 @@ SAVE_EVERY = 60.0
 """Seconds between cache saves during a long run, so an interrupted run keeps most of its work."""
 
 
+def default_jobs() -> int:
+    """The cores this process may run on (its affinity), the default ``--jobs``."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 class BatchError(Exception):
     """A usage problem: nothing to analyze, or an output folder that cannot be used."""
 

@@ -84,10 +84,6 @@ the workers on a machine with as many cores as workers. Tasks shrink to one job 
 no worker is left with a queue while another is idle."""
 
 
-def default_jobs() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
 def _init_worker(started: SimpleQueue[Start], timeout: float | None) -> None:
     global _started, _timeout
     _started, _timeout = started, timeout

@@ -6,10 +6,9 @@ from pathlib import Path
 
 import click
 
-from analyzer.batch.core import DEFAULT_TIMEOUT, EXECUTORS, BatchError, BatchOptions, run_batch
+from analyzer.batch.core import DEFAULT_TIMEOUT, EXECUTORS, BatchError, BatchOptions, default_jobs, run_batch
 from analyzer.batch.progress import for_stream
 from analyzer.batch.results import BatchRun, short_error
-from analyzer.batch.runner import default_jobs
 from analyzer.cli._common import fail
 from analyzer.config import ConfigError, load_config
 from analyzer.ingest.remote import is_url

@@ -13,6 +13,7 @@ from analyzer.lifecycle.world import World
 from analyzer.report._clean import Cleaner, Seg, Shown, marked, occurrences
 from analyzer.report._evidence import kill_needles, where_of
 from analyzer.report._when import Times, who
+from analyzer.rules.api import severity_rank
 
 
 @dataclass
@@ -22,9 +23,6 @@ class Badge:
     rule: str
     severity: str
     role: str
-
-
-_RANK = {"high": 3, "medium": 2, "low": 1}
 
 
 @dataclass
@@ -64,7 +62,7 @@ class Row:
     def worst(self) -> str:
         if not self.badges:  # most rows: the template asks twice per row
             return ""
-        return max((b.severity for b in self.badges if b.role == "anchor"), key=lambda s: _RANK.get(s, 0),
+        return max((b.severity for b in self.badges if b.role == "anchor"), key=severity_rank,
                    default="")
 
 

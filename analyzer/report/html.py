@@ -33,7 +33,7 @@ from analyzer.report._swimlane import Swimlane
 from analyzer.report._swimlane import build as build_swimlane
 from analyzer.report._timeline import Badge, Row, rows
 from analyzer.report._when import Times
-from analyzer.rules.api import Finding, Rule
+from analyzer.rules.api import Finding, Rule, severity_rank
 from analyzer.rules.loader import LoadedRule, load_rules
 
 TEMPLATE = "report.html.j2"
@@ -208,7 +208,7 @@ def report_context(analysis: Analysis, *, redact: bool = True,
     ctx = Context(world=world, times=times, clean=clean)
     ctx.impacts = impacts(world, times, [finding_instances(world, f) for f in ordered])
     findings = _finding_views(a, ordered, times, clean, ctx, rules)
-    story = sorted(findings, key=lambda v: (v.anchor, -_rank(v.severity)))
+    story = sorted(findings, key=lambda v: (v.anchor, -severity_rank(v.severity)))
     timeline: list[Row] = rows(world, times, clean, _badges(ordered))
     swimlane: Swimlane = build_swimlane(world, times, clean)
     severities = Counter(f.severity.value for f in a.findings)
@@ -267,10 +267,6 @@ def _impact_view(imp: Impact, times: Times, clean: Cleaner) -> dict[str, Any]:
     return {"id": imp.instance.id, "name": clean(imp.instance.name), "final": imp.final_state,
             "outages": outs, "findings": [n + 1 for n in imp.findings],
             "unplanned": sum(1 for o in imp.outages if not o.requested), "down_at_end": imp.down_at_end}
-
-
-def _rank(severity: str) -> int:
-    return {"high": 3, "medium": 2, "low": 1}.get(severity, 0)
 
 
 def iter_html(analysis: Analysis, *, redact: bool = True, templates: Path | None = None,

@@ -42,6 +42,14 @@ REQUIRED_SECTIONS = ("What it does", "Why is this bad", "Known false positives")
 OPTIONAL_SECTIONS = ("How to avoid it", "Example")
 
 
+_RANKS = {"low": 1, "medium": 2, "high": 3}
+
+
+def severity_rank(severity: str) -> int:
+    """1 (low) to 3 (high) for a severity or its name; 0 for anything else."""
+    return _RANKS.get(severity, 0)
+
+
 class Severity(StrEnum):
     low = "low"
     medium = "medium"
@@ -49,7 +57,7 @@ class Severity(StrEnum):
 
     @property
     def rank(self) -> int:
-        return {"low": 1, "medium": 2, "high": 3}[self.value]
+        return severity_rank(self.value)
 
 
 class Status(StrEnum):

@@ -26,7 +26,15 @@ from analyzer.lifecycle.facts import (
     Victim,
 )
 from analyzer.lifecycle.language import MessageReading, Target, read_message
-from analyzer.lifecycle.probes import DeadJob, dead_jobs, failure_reason, norm_host, pids_in, probe_of
+from analyzer.lifecycle.probes import (
+    PORTLESS_PROBES,
+    DeadJob,
+    dead_jobs,
+    failure_reason,
+    norm_host,
+    pids_in,
+    probe_of,
+)
 from analyzer.lifecycle.world import Instance, World
 from analyzer.shell import kill as killsem
 from analyzer.shell.model import ShellFrame, ShellScript, SimpleCommand
@@ -43,12 +51,12 @@ _SYSTEMCTL_START = frozenset({"start", "restart", "reload-or-restart", "try-rest
 # cannot launch, probe or kill a server, so it is not parsed at all (most commands: ls, git, pytest).
 _LIFECYCLE_WORDS = (
     "kill", "pkill", "killall", "fuser", "systemctl", "docker", "docker-compose", "nohup", "tmux", "screen",
-    "setsid", "curl", "wget", "ss", "lsof", "netstat", "nc", "tail", "cat", "grep", "journalctl", "bash", "sh",
-    "ssh", "pgrep", "ps", "python", "python3", "node", "npx", "kubectl", "redis-cli", "valkey-cli",
+    "setsid", "curl", "wget", "tail", "cat", "grep", "journalctl", "bash", "sh", "ssh", "pgrep", "ps", "python",
+    "python3", "node", "npx", "kubectl",
 )
 @functools.cache
 def _prefilter(catalog: Catalog) -> re.Pattern[str]:
-    words = {*_LIFECYCLE_WORDS, *(p for k in catalog.kinds for p in k.programs if "*" not in p),
+    words = {*_LIFECYCLE_WORDS, *PORTLESS_PROBES, *(p for k in catalog.kinds for p in k.programs if "*" not in p),
              *(m for k in catalog.kinds for m in k.modules)}
     alternatives = "|".join(sorted((re.escape(w) for w in words), key=len, reverse=True))
     return re.compile(rf"(?<![\w.-])(?:{alternatives})(?![\w-])|:\d{{2,5}}\b|localhost")

@@ -26,6 +26,12 @@ _REFUSED_WORDS = ("connection refused", "failed to connect", "couldn't connect",
 _REFUSED_HINTS = ("refused", "connect", "curl: (", "reply", "route", "timed out")
 """A word of every one of ``_REFUSED_WORDS``: text with none of them has none of those."""
 _HTTP_TOOLS = frozenset({"curl", "wget", "http", "https", "xh"})
+_PORT_CHECKERS = frozenset({"nc", "ncat"})
+_PORT_LISTERS = frozenset({"ss", "netstat", "lsof"})
+_REDIS_CLIS = frozenset({"redis-cli", "valkey-cli"})
+PORTLESS_PROBES: frozenset[str] = _PORT_CHECKERS | _PORT_LISTERS | _REDIS_CLIS
+"""Programs ``probe_of`` reads whose command may name no ``:port`` (``redis-cli ping``, ``ss -ltn``;
+an HTTP probe always has one in its URL): a pre-filter that looks for ports must know these names."""
 _REDIS_URL = re.compile(r"rediss?://(?:[^@/\s]*@)?(?P<host>[^:/\s]+)?(?::(?P<port>\d+))?")
 _PID = re.compile(r"(?:\bPID[:= ]\s*|^\[\d+\]\s+)(\d{2,8})\b", re.M)
 _JOB_DIED = re.compile(
@@ -73,7 +79,7 @@ def probe_of(cmd: SimpleCommand, output: str | None, exit_code: int | None, wher
         else:
             answered = None if exit_code is None else True
         return ProbeRead("http", host, port, m.group(0), answered)
-    if name in ("redis-cli", "valkey-cli") and any(w.lower() == "ping" for w in argv[1:]):
+    if name in _REDIS_CLIS and any(w.lower() == "ping" for w in argv[1:]):
         # redis-cli [-h HOST] [-p PORT] ping: PONG, or an error the server sent (NOAUTH, LOADING),
         # means it answered; "Could not connect … Connection refused" means nothing listens
         server = flag_value(argv[1:], ["-h"], glued=True)
@@ -92,7 +98,7 @@ def probe_of(cmd: SimpleCommand, output: str | None, exit_code: int | None, wher
         elif out.strip():
             answered = True
         return ProbeRead("redis-ping", norm_host(server, where), port, text, answered)
-    if name in ("nc", "ncat") and "-z" in " ".join(argv):
+    if name in _PORT_CHECKERS and "-z" in " ".join(argv):
         ports = [w for w in argv[1:] if w.isdigit()]
         if not ports:
             return None
@@ -100,7 +106,7 @@ def probe_of(cmd: SimpleCommand, output: str | None, exit_code: int | None, wher
         hosts = [w for w in argv[1:] if not w.startswith("-") and not w.isdigit()]
         return ProbeRead("port-check", norm_host(hosts[0] if hosts else None, where), int(ports[-1]),
                          " ".join(argv), answered)
-    if name in ("ss", "netstat", "lsof"):
+    if name in _PORT_LISTERS:
         m = re.search(r":(\d{2,5})\b", text)
         if m:
             port = int(m.group(1))

@@ -222,6 +222,16 @@ events:
     assert states(w, "local:6380") == [(0, "starting"), (2, "ready")]  # daemonized: not ended at 0
 
 
+def test_a_port_check_with_ncat_is_a_probe(tmp_path: Path) -> None:
+    w = world_of(tmp_path, """\
+events:
+  - bash: nohup uvicorn app:api --port 8000 > api.log 2>&1 &
+  - bash: ncat -z 127.0.0.1 8000
+    exit: 0
+""")
+    assert [(p.method, p.instance, p.answered) for p in w.facts_of(Probe)] == [("port-check", "local:8000", True)]
+
+
 def test_redis_cli_url_and_error_replies(tmp_path: Path) -> None:
     w = world_of(tmp_path, """\
 events:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import gc
 import multiprocessing
 import os
@@ -76,7 +75,27 @@ class BatchOptions:
     Not applied on Dask, nor with ``jobs=1`` when ``run_batch`` runs off the main thread."""
 
 
-def _prepare_out(out: Path) -> Path:
+@dataclass(frozen=True)
+class _Folder:
+    """A run's output folder, and its reports folder resolved once, after it was made."""
+
+    root: Path
+    reports: Path
+
+    def inside(self, rel: str | None) -> Path | None:
+        """``root / rel`` when it is a file inside the reports folder, else None."""
+        if not rel:
+            return None
+        p = self.root / rel
+        try:
+            if p.resolve().parent != self.reports:
+                return None
+        except OSError:
+            return None
+        return p
+
+
+def _prepare_out(out: Path) -> _Folder:
     if out.exists() and not out.is_dir():
         raise BatchError(f"{out}: exists and is not a folder")
     out.mkdir(parents=True, exist_ok=True)
@@ -87,7 +106,7 @@ def _prepare_out(out: Path) -> Path:
     for partial in reports.glob(".*.html.*.tmp"):  # a report a killed worker was writing
         with contextlib.suppress(OSError):
             partial.unlink()
-    return reports
+    return _Folder(out, reports.resolve())
 
 
 def _job(found: Found) -> Job:
@@ -144,36 +163,18 @@ def _stat_lookup(listing: Listing) -> Callable[[str], Stat]:
     return stat
 
 
-@functools.lru_cache(maxsize=4)
-def _reports_dir(out: Path) -> Path:
-    return (out / REPORTS_DIR).resolve()
-
-
-def _inside(out: Path, rel: str | None) -> Path | None:
-    """``out / rel`` when it is a file inside ``out/sessions``, else None."""
-    if not rel:
-        return None
-    p = out / rel
-    try:
-        if p.resolve().parent != _reports_dir(out):
-            return None
-    except OSError:
-        return None
-    return p
-
-
-def _reuse(hit: SessionResult, job: Job, out: Path, reports: bool, redact: bool) -> SessionResult | None:
+def _reuse(hit: SessionResult, job: Job, out: _Folder, reports: bool, redact: bool) -> SessionResult | None:
     """The cached result under this run's names, or None when its report must be written again."""
     hit = dataclasses.replace(hit, session=job.session, path=job.path)
     if not reports or hit.status != "ok":
         return hit
     if hit.report_error and hit.redacted == redact:
         return hit  # rendering failed with the same code and templates (the fingerprint): it would again
-    old = _inside(out, hit.report)
+    old = out.inside(hit.report)
     if old is None or not old.is_file() or hit.redacted != redact:
         return None
     if hit.report != job.report_to:  # same session found under another root: its name moved
-        new = out / str(job.report_to)
+        new = out.root / str(job.report_to)
         os.replace(old, new)
         hit.report = job.report_to
     return hit
@@ -185,12 +186,12 @@ def _since_by_mtime(job: Job, since: datetime, stat: Callable[[str], Stat] = sta
     return st is None or not st[1] or datetime.fromtimestamp(st[1] / 1e9, tz=UTC) >= since
 
 
-def _write_returned_report(out: Path, r: SessionResult) -> None:
+def _write_returned_report(out: _Folder, r: SessionResult) -> None:
     """Write the report a cluster worker rendered and returned."""
     html, r.report_html = r.report_html, None
-    target = _inside(out, r.report)
+    target = out.inside(r.report)
     if html is None or target is None:
-        r.report, r.report_error = None, f"refusing to write a report outside {out / REPORTS_DIR}: {r.report}"
+        r.report, r.report_error = None, f"refusing to write a report outside {out.reports}: {r.report}"
         return
     try:
         write_atomic(target, html.encode("utf-8"))
@@ -254,8 +255,7 @@ def _run(options: BatchOptions, progress: Progress | None, cluster: DaskCluster 
     found, remote_found = _discover(options, listing, cache)
     if not found and not remote_found:
         raise BatchError(f"no session found under {', '.join(map(str, options.paths))}")
-    _prepare_out(out)
-    _reports_dir.cache_clear()  # resolved once per run, after the folder is made
+    folder = _prepare_out(out)
     stat = _stat_lookup(listing)
 
     results: dict[str, SessionResult] = {}
@@ -274,7 +274,7 @@ def _run(options: BatchOptions, progress: Progress | None, cluster: DaskCluster 
     for job, relative in jobs:
         names[job.key] = relative
         hit = cache.fresh(job.key, stat)
-        reused = _reuse(hit, job, out, reports, options.redact) if hit else None
+        reused = _reuse(hit, job, folder, reports, options.redact) if hit else None
         if reused is not None:
             results[job.key] = reused
         elif options.since and not _since_by_mtime(job, options.since, stat):
@@ -306,7 +306,7 @@ def _run(options: BatchOptions, progress: Progress | None, cluster: DaskCluster 
             r.main_stat, r.mtime_ns = listing.stat(r.abs_path), listing.mtime_ns(r.abs_path)
             r.deps = dict(listing.dependencies(r.abs_path, r.format))
         if r.report_html is not None:
-            _write_returned_report(out, r)
+            _write_returned_report(folder, r)
         results[r.key] = r
         if progress:
             progress.advance(r)
@@ -334,7 +334,7 @@ def _run(options: BatchOptions, progress: Progress | None, cluster: DaskCluster 
             if cluster is None:
                 gc.unfreeze()  # a process that runs batch after batch must not freeze more each time
 
-    _remove_stale_reports(out, cache, results)
+    _remove_stale_reports(folder, cache, results)
     cache.save(results)
 
     listed = []
@@ -358,13 +358,13 @@ def _run(options: BatchOptions, progress: Progress | None, cluster: DaskCluster 
     return run
 
 
-def _remove_stale_reports(out: Path, cache: Cache, results: dict[str, SessionResult]) -> None:
+def _remove_stale_reports(out: _Folder, cache: Cache, results: dict[str, SessionResult]) -> None:
     """Reports this folder's last run wrote for sessions no longer found (deleted, renamed)."""
     keep = {r.report for r in results.values() if r.report}
     keep |= {str(e["report"]) for e in cache.carry.values() if e.get("report")}
     for entry in cache.previous.values():
         rel = entry.get("report") if isinstance(entry, dict) else None
         if isinstance(rel, str) and rel not in keep:
-            p = _inside(out, rel)
+            p = out.inside(rel)
             if p is not None and p.is_file() and not p.is_symlink():
                 p.unlink()

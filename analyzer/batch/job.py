@@ -13,7 +13,6 @@ report comes back as a string (``JobOptions.return_reports``) for the client to 
 from __future__ import annotations
 
 import importlib.util
-import inspect
 import os
 import tempfile
 import threading
@@ -173,16 +172,6 @@ def html_available() -> bool:
     return importlib.util.find_spec("analyzer.report.html") is not None
 
 
-def html_renderer() -> Callable[..., Any] | None:
-    """``analyzer.report.html.render_html``, or None while that module is not there."""
-    try:
-        from analyzer.report import html
-    except ImportError:
-        return None
-    render: Callable[..., Any] | None = getattr(html, "render_html", None)
-    return render
-
-
 def load_session(path: str, member: str | None) -> Session:
     if member is not None:
         return opencode.load_session(Path(path), member)
@@ -198,14 +187,10 @@ def _where(exc: BaseException) -> str:
 
 
 def _render(analysis: Analysis, engine: Analyzer, options: JobOptions) -> bytes:
-    render = html_renderer()
-    if render is None:
-        raise RuntimeError("HTML reports are not available (analyzer.report.html is missing)")
-    extra: dict[str, Any] = {}
-    if "rules" in inspect.signature(render).parameters:
-        extra["rules"] = engine.ruleset.rules  # the docs of the rules that ran, user rules included
-    doc = render(analysis, redact=options.redact, **extra)
-    return doc.encode("utf-8") if isinstance(doc, str) else bytes(doc)
+    from analyzer.report.html import render_html  # only runs that write reports import the report code
+
+    # the docs of the rules that ran, user rules included
+    return render_html(analysis, redact=options.redact, rules=engine.ruleset.rules).encode("utf-8")
 
 
 def _write_report(analysis: Analysis, engine: Analyzer, options: JobOptions, report_to: str) -> str:

@@ -386,7 +386,7 @@ def test_hostile_names_stay_inside_out_and_are_escaped(tmp_path: Path) -> None:
     index = (out / "index.html").read_text()
     assert "<img src=x" not in index and "&lt;img src=x onerror=alert(1)&gt;.session.yaml" in index
     assert "セッション.session.yaml" in index
-    if job.html_renderer() is not None:
+    if job.html_available():
         assert sorted(p.name for p in (out / "sessions").iterdir()) == sorted(n.split("/")[1] for n in names)
 
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,3 +17,22 @@ def corpus() -> Path:
     if not CORPUS.is_dir():
         pytest.skip("../shared/corpus is absent")
     return CORPUS
+
+
+@pytest.fixture
+def memory_root() -> Iterator[str]:
+    """A fresh folder of fsspec's ``memory://`` filesystem (one per process), removed afterwards."""
+    fsspec = pytest.importorskip("fsspec")
+    name = f"sessions-{uuid.uuid4().hex[:8]}"
+    yield name
+    fs = fsspec.filesystem("memory")
+    if fs.exists(f"/{name}"):
+        fs.rm(f"/{name}", recursive=True)
+
+
+def put(root: str, rel: str, data: bytes) -> str:
+    """Write ``data`` at ``memory://root/rel``; returns that URL."""
+    import fsspec
+
+    fsspec.filesystem("memory").pipe(f"/{root}/{rel}", data)
+    return f"memory://{root}/{rel}"

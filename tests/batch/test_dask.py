@@ -11,7 +11,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ import pytest
 from analyzer.batch import dask_runner
 from analyzer.batch import job as job_module
 from analyzer.batch.job import Job, JobOptions, SessionResult, analyze_path
-from tests.conftest import FIXTURES, ROOT
+from tests.conftest import FIXTURES, ROOT, put
 
 from .conftest import SGLANG, SGLANG_AGENT, SGLANG_SID, Run, batch, session_yaml
 
@@ -41,24 +40,6 @@ def cluster() -> Iterator[Any]:
 
 def on_dask(cluster: Any) -> tuple[str, ...]:
     return ("--executor", "dask", "--scheduler", cluster.scheduler_address)
-
-
-@pytest.fixture
-def memory_root() -> Iterator[str]:
-    """A fresh ``memory://`` folder, removed afterwards (the memory filesystem is per process)."""
-    fsspec = pytest.importorskip("fsspec")
-    name = f"sessions-{uuid.uuid4().hex[:8]}"
-    yield name
-    fs = fsspec.filesystem("memory")
-    if fs.exists(f"/{name}"):
-        fs.rm(f"/{name}", recursive=True)
-
-
-def put(root: str, rel: str, data: bytes) -> str:
-    import fsspec
-
-    fsspec.filesystem("memory").pipe(f"/{root}/{rel}", data)
-    return f"memory://{root}/{rel}"
 
 
 def put_tree(src: Path, root: str) -> str:

@@ -3,8 +3,6 @@ finds, stats for the cache, fetching a session with its sub-agent files."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,7 +19,7 @@ from analyzer.ingest.remote import (
     fetch,
     is_url,
 )
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, put
 
 fsspec = pytest.importorskip("fsspec")
 
@@ -31,17 +29,8 @@ AGENT = next(SGLANG_DIR.glob("*/subagents/agent-*.jsonl"))
 
 
 @pytest.fixture
-def root() -> Iterator[str]:
-    name = f"remote-{uuid.uuid4().hex[:8]}"
-    yield name
-    fs = fsspec.filesystem("memory")
-    if fs.exists(f"/{name}"):
-        fs.rm(f"/{name}", recursive=True)
-
-
-def put(root: str, rel: str, data: bytes) -> str:
-    fsspec.filesystem("memory").pipe(f"/{root}/{rel}", data)
-    return f"memory://{root}/{rel}"
+def root(memory_root: str) -> str:
+    return memory_root
 
 
 def test_what_is_a_url() -> None:

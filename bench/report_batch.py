@@ -30,7 +30,6 @@ import argparse
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -214,13 +213,7 @@ def main(argv: list[str] | None = None) -> None:
                    help="--format-reports values to measure")
     args = ap.parse_args(argv)
     scale.header()
-    commands: dict[str, Callable[[argparse.Namespace, Path], None]] = {"report": cmd_report, "batch": cmd_batch}
-    if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        commands[args.what](args, args.out.resolve())
-    else:
-        with tempfile.TemporaryDirectory(prefix="analyzer-report-batch-") as tmp:
-            commands[args.what](args, Path(tmp))
+    scale.dispatch({"report": cmd_report, "batch": cmd_batch}, args, "analyzer-report-batch-")
 
 
 if __name__ == "__main__":

@@ -35,10 +35,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import NormalDist
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -364,12 +364,17 @@ def main(argv: list[str] | None = None) -> None:
     t.add_argument("--importtime", action="store_true", help="list the slowest imports")
     args = ap.parse_args(argv)
     header()
-    commands: dict[str, Any] = {"session": cmd_session, "corpus": cmd_corpus, "tiny": cmd_tiny}
+    dispatch({"session": cmd_session, "corpus": cmd_corpus, "tiny": cmd_tiny}, args, "analyzer-scale-")
+
+
+def dispatch(commands: dict[str, Callable[[argparse.Namespace, Path], None]], args: argparse.Namespace,
+             prefix: str) -> None:
+    """Run the sub-command ``args.what`` in ``args.out`` (kept, inputs reused) or a temporary folder."""
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         commands[args.what](args, args.out.resolve())
     else:
-        with tempfile.TemporaryDirectory(prefix="analyzer-scale-") as tmp:
+        with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
             commands[args.what](args, Path(tmp))
 
 

@@ -24,7 +24,7 @@ from analyzer.batch.names import safe_name
 from analyzer.batch.outputs import write_atomic, write_outputs
 from analyzer.batch.progress import Progress
 from analyzer.batch.results import BatchRun, last_activity
-from analyzer.batch.signature import Stat, fingerprint, stat_of
+from analyzer.batch.signature import Stat, as_stat, fingerprint, stat_of
 from analyzer.config import Config
 from analyzer.ingest.discover import Found, discover_sessions
 from analyzer.ingest.remote import Listing, RemoteError, RemoteFound, discover_remote, is_url
@@ -128,16 +128,16 @@ def _unsupported(found: RemoteFound) -> SessionResult:
                          error=f"{found.url}: {found.unsupported}")
 
 
-def _known(cache: Cache) -> Callable[[Path], bool]:
+def _known(cache: Cache) -> Callable[[Path, os.stat_result], bool]:
     """Files this cache holds as one readable session each: unchanged since, they need no detecting
     again. A file that failed is looked at again: an empty opencode.db whose first sessions went to
     its write-ahead log keeps the size and time it had, yet is now a folder of sessions."""
     stats = {key: entry.get("main_stat") for key, entry in cache.entries.items()
              if not entry.get("member") and entry.get("status") == "ok"}
 
-    def known(path: Path) -> bool:
+    def known(path: Path, st: os.stat_result) -> bool:
         was = stats.get(os.path.abspath(path))
-        return was is not None and stat_of(path) == was
+        return was is not None and as_stat(st) == was
     return known
 
 

@@ -22,6 +22,11 @@ def stat_of(path: str | Path) -> Stat:
         st = os.stat(path)
     except OSError:
         return None
+    return as_stat(st)
+
+
+def as_stat(st: os.stat_result) -> list[int]:
+    """A stat the OS gave, in the cache's form."""
     return [st.st_size, st.st_mtime_ns]
 
 

@@ -124,9 +124,9 @@ def _is_database(path: Path) -> bool:
         return False
 
 
-Known = Callable[[Path], bool]
-"""Whether a file is known to be a one-session file unchanged since it was last found (the batch
-cache knows): it is not opened and detected again."""
+Known = Callable[[Path, os.stat_result], bool]
+"""Whether a file (with the stat the walk just took) is known to be a one-session file unchanged
+since it was last found (the batch cache knows): it is not opened and detected again."""
 
 
 def _file(path: Path, given: Path, walking: bool, known: Known | None = None) -> Iterator[Found]:
@@ -136,11 +136,12 @@ def _file(path: Path, given: Path, walking: bool, known: Known | None = None) ->
         if path.suffix.lower() in _SKIP_SUFFIXES or _loaded_by_parent(path) or path.name.endswith(".cases.yaml"):
             return
         try:
-            if path.stat().st_size == 0:
-                return
+            st = path.stat()
         except OSError:
             return
-        if known is not None and known(path):
+        if st.st_size == 0:
+            return
+        if known is not None and known(path, st):
             yield Found(path, given)
             return
         try:

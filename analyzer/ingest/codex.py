@@ -108,10 +108,12 @@ _USER_SHELL = re.compile(
     r"<user_shell_command>\s*<command>\s*(.*?)\s*</command>\s*(?:<result>\s*(.*?)\s*</result>)?",
     re.S,
 )
-_JS_EXEC = re.compile(
-    r"""exec_command\(\s*\{[^{}]*?["']?\bcmd["']?\s*:\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`)""",
-    re.S,
-)
+_JS_STR = r"""("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`)"""
+_JS_CMD = r"""\{[^{}]*?["']?\bcmd["']?\s*:\s*""" + _JS_STR
+# ``exec_command({cmd: "…"})``, or ``exec_command(args)`` of an object bound earlier in the script
+# (``const args = {cmd: "…"}``): both are how code-mode scripts spell a shell call
+_JS_EXEC = re.compile(r"exec_command\(\s*(?:" + _JS_CMD + r"|([A-Za-z_$][\w$]*)\s*[,)])", re.S)
+_JS_BINDING = re.compile(r"\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*" + _JS_CMD, re.S)
 _JS_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
 _TERMINAL_STATUS = {"completed", "failed", "declined", "killed", "interrupted"}
 
@@ -191,7 +193,13 @@ def _js_string(literal: str) -> str:
 
 def js_exec_commands(source: str) -> list[str]:
     """The literal ``cmd`` strings of every ``tools.exec_command({cmd: …})`` in code-mode JavaScript."""
-    return [_js_string(m.group(1)) for m in _JS_EXEC.finditer(source)]
+    bound = {m.group(1): m.group(2) for m in _JS_BINDING.finditer(source)}
+    out = []
+    for m in _JS_EXEC.finditer(source):
+        literal = m.group(1) or bound.get(m.group(2) or "")
+        if literal:
+            out.append(_js_string(literal))
+    return out
 
 
 def _argv_command(value: Any, unwrap: bool = False) -> str | None:

@@ -260,6 +260,14 @@ def test_js_exec_commands_reads_literal_cmd_strings() -> None:
     assert codex.js_exec_commands(js) == ["printf '\\n--\\n' && echo \"hi\"", "pkill -f 'vllm serve'"]
 
 
+
+def test_js_exec_commands_follows_an_arguments_object_bound_before_the_call() -> None:
+    # code-mode scripts often build the arguments once and run them twice (a determinism check)
+    js = ('const args = {cmd: "cargo run -q -- replay", workdir: "/w", yield_time_ms: 30000};\n'
+          "const a = await tools.exec_command(args); const b = await tools.exec_command(args);\n"
+          "await tools.exec_command(unknown);\n")
+    assert codex.js_exec_commands(js) == ["cargo run -q -- replay", "cargo run -q -- replay"]
+
 # ------------------------------------------------------------------------- detection and bad input
 
 @pytest.mark.parametrize("path", [UNIFIED, CODE_MODE, FLAT, STRUCTURED])

@@ -27,7 +27,8 @@ def codex_files(corpus: Path) -> list[Path]:
 
 def raw_codex_shell_calls(path: Path) -> set[str]:
     """call_ids of shell tool calls, read with plain json: function calls of the shell tools,
-    local_shell_call items and code-mode `exec` scripts."""
+    local_shell_call items and code-mode `exec` scripts that call exec_command (others browse the
+    web or poll: ``tools.web__run``, ``tools.wait``)."""
     ids: set[str] = set()
     for line in path.read_text().splitlines():
         rec: dict[str, Any] = json.loads(line)
@@ -36,7 +37,7 @@ def raw_codex_shell_calls(path: Path) -> set[str]:
             continue
         kind, name = item.get("type"), item.get("name")
         if (kind == "function_call" and name in _CODEX_SHELL_FUNCTIONS) or kind == "local_shell_call" or (
-            kind == "custom_tool_call" and name == "exec"
+            kind == "custom_tool_call" and name == "exec" and "exec_command(" in item.get("input", "")
         ):
             ids.add(item["call_id"])
     return ids

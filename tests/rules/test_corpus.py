@@ -1,7 +1,10 @@
 """The built-in pack on the shared corpus of real third-party logs (skipped when absent).
 
-Every finding ``analyzer check`` gives over the whole corpus was read and judged (the reasons are
-next to each below); sessions that only read, edit, build or test code give none."""
+On the original 26 files every finding ``analyzer check`` gives was read and judged (the reasons
+are next to each below); sessions that only read, edit, build or test code give none. The files
+added later are judged by ``labels.yaml``: precision and recall on them may not drop below the
+committed baseline (``bench/realworld_baseline.json``, raised with ``bench/realworld.py
+--write-baseline`` as work lands)."""
 
 from __future__ import annotations
 
@@ -15,11 +18,13 @@ from click.testing import CliRunner
 from analyzer.cli import main
 from analyzer.ingest import load
 from analyzer.pipeline import Analyzer
+from analyzer.rules.scoring import load_labels, score_check_document
 
 pytestmark = pytest.mark.corpus
 
 POSTHOG = "claude-code/posthog-dashboard-pkill-v2.1.112.jsonl"
 AIDER_ROOT = "aider/rfp-platform-root.aider.chat.history.md"
+BASELINE = Path(__file__).resolve().parents[2] / "bench" / "realworld_baseline.json"
 
 # Sessions that only read, edit, build or test code: no server is launched, probed or killed.
 READ_AND_EDIT_ONLY = {
@@ -40,7 +45,7 @@ READ_AND_EDIT_ONLY = {
     "asciinema/asciinema-repo-demo.cast": "a fish shell demo recording",
 }
 
-# (file, rule, anchor event index): every finding over the whole corpus, judged by reading the log.
+# (file, rule, anchor event index): every finding over the original files, judged by reading the log.
 JUDGED_TRUE = {
     # `pkill -9 zsh`: every zsh on the Mac goes, the user's terminal sessions included.
     (POSTHOG, "over-broad-kill", 120),
@@ -82,8 +87,22 @@ def test_sessions_that_only_read_and_edit_code_give_no_finding(corpus: Path, nam
     assert a.findings == [], READ_AND_EDIT_ONLY[name]
 
 
-def test_the_whole_corpus_gives_exactly_the_judged_findings(corpus: Path) -> None:
-    assert findings_by_file(corpus) == JUDGED_TRUE
+def labelled(corpus: Path) -> set[str]:
+    return {fl.file for fl in load_labels(corpus / "labels.yaml")}
+
+
+def test_the_original_files_give_exactly_the_judged_findings(corpus: Path) -> None:
+    assert {f for f in findings_by_file(corpus) if f[0] not in labelled(corpus)} == JUDGED_TRUE
+
+
+def test_precision_and_recall_on_the_labelled_sessions_hold_the_baseline(corpus: Path) -> None:
+    sc = score_check_document(load_labels(corpus / "labels.yaml"), _corpus_check(str(corpus)), corpus)
+    base = json.loads(BASELINE.read_text())
+    t = sc.tally()
+    got = f"TP {t.tp} FP {t.fp} missed {t.missed}: precision {t.precision}, recall {t.recall}"
+    # a drop is a regression on real sessions: `python bench/realworld.py` lists every FP and miss
+    assert (t.precision or 0.0) >= base["precision"], f"precision fell below the baseline {base}: {got}"
+    assert (t.recall or 0.0) >= base["recall"], f"recall fell below the baseline {base}: {got}"
 
 
 def test_aider_foreground_runs_are_not_duplicates(corpus: Path) -> None:

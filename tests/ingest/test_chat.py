@@ -139,3 +139,141 @@ def test_json_prefix_reads_a_cut_off_head() -> None:
 ])
 def test_exit_code_only_from_a_line_of_its_own(output: str | None, code: int | None) -> None:
     assert exit_code_in(output) == code
+
+
+# -- chat documents converted from Claude Code / Codex / opencode sessions ------------------------------
+
+
+def test_a_converted_session_reads_sub_agents_and_skips_the_compaction_agents_copies() -> None:
+    s = load(FIXTURES / "claude-code-conversion-subagents.json")
+    assert (s.session_id, s.cwd, s.agent) == ("6f1c2b7e-3d4a-4c55-9e0b-2a71d8c3f409", "/home/dev/shop", None)
+    # line = 1-based message number counting every record, the compaction agent's copies included
+    assert [(e.kind, e.line, e.agent) for e in s.events] == [
+        ("user", 1, "main"), ("assistant", 3, "main"), ("tool", 3, "main"), ("tool", 7, "main"),
+        ("user", 8, "a4d2e9b7c1f06a85"), ("tool", 9, "a4d2e9b7c1f06a85"), ("assistant", 11, "a4d2e9b7c1f06a85"),
+        ("tool", 14, "main"), ("assistant", 15, "main"),
+        ("user", 16, "acompact-5e1f0c2a9b7d4e33"), ("assistant", 17, "acompact-5e1f0c2a9b7d4e33")]
+    up, task, grep, curl = tools(s.events)
+    # each call is written twice per message (a tool_call block and tool_calls): read once
+    assert (up.ref, up.command, up.output, up.result_line) == (
+        "toolu_01UpStk7Qa", "docker compose up -d", " Container shop-db-1  Started\n Container shop-api-1  Started", 5)
+    assert (task.category, task.ref, task.result_line) == ("subagent", "toolu_01ExpHlth", 12)
+    assert (grep.ref, grep.agent, grep.result_line) == ("toolu_01GrpRte", "a4d2e9b7c1f06a85", 10)
+    # the converter put this result (message 13) before its call (message 14)
+    assert (curl.ref, curl.line, curl.result_line, curl.output) == ("toolu_01CrlHz9", 14, 13, '{"status":"ok"}')
+    assert up.ts is not None and up.ts.isoformat() == "2026-03-02T09:00:04.100000+00:00"
+    # a sub-agent's "user" is the agent that briefed it, not the person: never read as an instruction
+    briefs = [e for e in s.events if isinstance(e, UserEvent) and e.agent != "main"]
+    assert [e.origin for e in briefs] == ["meta", "meta"]
+    assert [(d.level, d.line) for d in s.diagnostics] == [(Level.info, 2)]
+    assert "3 records of compaction agent acompact-5e1f0c2a9b7d4e33" in s.diagnostics[0].message
+    assert s.counts.records == 17 and s.counts.skipped == 3
+
+
+def test_a_result_whose_call_never_comes_is_reported_once(tmp_path: Path) -> None:
+    p = write(tmp_path, {"messages": [
+        {"role": "tool", "tool_call_id": "toolu_gone", "content": [{"type": "tool_output", "text": "ok"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "done"}]},
+    ]})
+    s = load(p)
+    assert [(d.level, d.line) for d in s.diagnostics] == [(Level.warning, 1)]
+    assert "toolu_gone" in s.diagnostics[0].message and [e.kind for e in s.events] == ["assistant"]
+
+
+def test_a_sub_agent_record_without_original_role_is_read_from_its_shape(tmp_path: Path) -> None:
+    p = write(tmp_path, [
+        {"role": "assistant-subagent-a77", "content": [{"type": "tool_use", "tool_call_id": "call_9", "name": "bash",
+                                                        "arguments": "{\"command\": \"uptime\"}"}]},
+        {"role": "assistant-subagent-a77", "tool_call_id": "call_9",
+         "content": [{"type": "tool_output", "text": "up 3 days"}]},
+    ])
+    s = load(p)
+    (ev,) = s.events
+    assert isinstance(ev, ToolEvent) and (ev.agent, ev.command, ev.output) == ("a77", "uptime", "up 3 days")
+    assert not s.diagnostics
+
+
+def test_json_lines_hold_one_conversation_per_line() -> None:
+    path = FIXTURES / "two-conversations.jsonl"
+    assert "one chat document" in (chat.detect(path, path.read_bytes()) or "")
+    s = load(path)
+    assert s.format == "chat"
+    serve, probe = tools(s.events)
+    # both conversations use call id call_1: each pairs within its own line
+    assert (serve.line, serve.result_line, serve.output) == (1, 1, "[1] 5121")
+    assert (probe.line, probe.result_line, probe.exit_code) == (2, 2, 1)
+    assert probe.output is not None and probe.output.startswith("State")
+    assert {e.line for e in s.events} == {1, 2}
+    assert [(d.level, d.line) for d in s.diagnostics] == [(Level.info, 2)]
+    assert s.counts.records == 9  # the messages, not the lines as well
+
+
+def test_a_bad_line_among_chat_documents_is_one_error_and_the_rest_loads(tmp_path: Path) -> None:
+    good = json.dumps([{"role": "user", "content": "restart nginx"}])
+    p = tmp_path / "runs.jsonl"
+    p.write_text(good + "\n" + '{"note": "not a conversation"}\n' + '[{"role": "user", "con\n' + good + "\n")
+    s = load(p)
+    assert [(d.level, d.line) for d in s.diagnostics] == [(Level.error, 2), (Level.error, 3), (Level.info, 4)]
+    assert [(e.kind, e.line) for e in s.events] == [("user", 1), ("user", 4)]
+
+
+def test_one_compact_document_ending_in_a_newline_is_not_json_lines(tmp_path: Path) -> None:
+    p = tmp_path / "one.json"
+    p.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}]}) + "\n")
+    s = load(p)
+    assert [e.line for e in s.events] == [1] and not s.diagnostics
+
+
+# -- the eaglepoint/harness conversions of ../shared/corpus/chat ---------------------------------------
+
+CORPUS_CHAT = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "chat"
+
+
+def _corpus_chat_files() -> list[Path]:
+    return sorted(CORPUS_CHAT.glob("*.json")) if CORPUS_CHAT.is_dir() else []
+
+
+def _labelled_calls(corpus: Path, name: str) -> list[tuple[str, int]]:
+    """(call id, line) of every labelled anchor of a chat file that is a tool call."""
+    yaml = pytest.importorskip("yaml")
+    for item in yaml.safe_load((corpus / "labels.yaml").read_text("utf-8")):
+        if item["file"] == f"chat/{name}":
+            anchors = (item.get("expect") or []) + (item.get("tolerate") or [])
+            return [(a["ref"], a["line"]) for a in anchors if a.get("ref_kind") == "tool_call"]
+    return []
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("path", _corpus_chat_files(), ids=lambda p: p.name)
+def test_corpus_conversion_pairs_every_call_once_at_the_labelled_lines(corpus: Path, path: Path) -> None:
+    s = load(path)
+    assert [d for d in s.diagnostics if d.level is not Level.info] == []
+    doc = json.loads(path.read_text("utf-8"))
+    messages = doc["messages"] if isinstance(doc, dict) else doc
+    answered = {m["tool_call_id"] for m in messages if m.get("tool_call_id")}
+    calls = tools(s.events)
+    refs = [t.ref for t in calls if t.ref]
+    assert len(refs) == len(set(refs))  # a compaction agent's copy is not a second call
+    assert [t.ref for t in calls if t.ref in answered and t.output is None] == []
+    by_ref = {t.ref: t for t in calls}
+    for ref, line in _labelled_calls(corpus, path.name):
+        assert (by_ref[ref].line, by_ref[ref].agent) == (line, "main"), ref
+    # sub-agents are agents of the session: their events carry the id the converter listed
+    listed = {a["agent_id"] for a in (doc.get("meta", {}).get("subagents") or [])} if isinstance(doc, dict) else set()
+    assert {e.agent for e in s.events} - {"main"} <= listed
+
+
+@pytest.mark.corpus
+def test_corpus_compaction_copies_are_counted_not_read_twice(corpus: Path) -> None:
+    s = load(corpus / "chat" / "w2t129-develop2-compose.json")
+    assert s.counts.records == 1660 and s.counts.skipped == 224 + 407
+    infos = [d for d in s.diagnostics if d.level is Level.info]
+    assert [d.line for d in infos] == [2, 453]
+    own = [e for e in s.events if e.agent.startswith("acompact")]
+    # what the compaction agents wrote themselves: the harness's request and their summaries
+    assert {e.kind for e in own} == {"user", "assistant"}
+    assert all(e.origin == "meta" for e in own if isinstance(e, UserEvent))
+    explore = load(corpus / "chat" / "w1t21-develop10.json")
+    assert {e.agent for e in explore.events} == {"main", "a7886680bda69a7bb", "a5834323e9d5643a1",
+                                                 "a29b80e5dbd69c767", "a4fc783d050d4743f"}
+    assert explore.counts.skipped == 0

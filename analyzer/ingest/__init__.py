@@ -14,20 +14,24 @@ from analyzer.ingest import (
     asciinema,
     chat,
     claude_code,
+    cline_api,
+    cline_ui,
     codex,
     codex_exec,
     fixture,
     gemini,
     opencode,
     openhands,
+    specstory,
+    superopen,
     swe_agent,
 )
 from analyzer.ingest.base import FormatModule, IngestError, paused_gc, read_head
 
 FORMATS: dict[str, FormatModule] = {
     m.NAME: m
-    for m in (fixture, claude_code, codex, codex_exec, opencode, gemini, openhands, swe_agent, asciinema, aider,
-              chat)
+    for m in (fixture, claude_code, codex, codex_exec, opencode, gemini, openhands, swe_agent, asciinema, specstory,
+              aider, superopen, cline_ui, cline_api, chat)
 }
 
 

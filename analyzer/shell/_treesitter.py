@@ -36,6 +36,14 @@ _PARSER = Parser(Language(tree_sitter_bash.language()))
 _GAP_OK = re.compile(rb"(?:[ \t]|\\\r?\n)*")
 _ESCAPED = re.compile(r"\\.", re.DOTALL)
 _MAX_DEPTH = 60  # nested $( $( … ) ): deeper than any real command, far from Python's stack limit
+_BLANK = re.compile(r"[ \t\n]")
+
+
+def _joined(a: Word, b: Word) -> Word:
+    """Two adjacent words as the one word the shell sees."""
+    return Word(text=a.text + b.text, raw=a.raw + b.raw, start=a.start, end=b.end,
+                dynamic=a.dynamic or b.dynamic, quoted=a.quoted or b.quoted, substs=a.substs + b.substs)
+
 
 _SEPARATORS = {";", ";;", ";&", ";;&", "&"}
 _REDIRECT_TYPES = {"file_redirect", "heredoc_redirect", "herestring_redirect"}
@@ -217,6 +225,9 @@ class _Converter:
                 w = self.word(ch)
                 if w.raw == "{" and len(cmd.words) == 1 and cmd.words[0].text == "time":
                     self.problems.append(f"`time {{` at offset {w.start}")  # no `time` keyword in the grammar
+                elif _BLANK.search(w.raw) and "\\" not in w.raw:
+                    # the grammar's error recovery can make one word of `} }` (seen on PowerShell input)
+                    self.problems.append(f"a word holding blanks at offset {w.start}")
                 cmd.words.append(w)
             elif ty == "variable_assignment":
                 if cmd.words:
@@ -337,11 +348,18 @@ class _Converter:
             ty = ch.type
             if ty in ("binary_expression", "unary_expression", "parenthesized_expression",
                       "ternary_expression", "postfix_expression", "redirected_statement"):
-                out.extend(self._leaf_words(ch))
+                words = self._leaf_words(ch)
             elif ty == "comment":
                 continue
             else:
-                out.append(self.word(ch))
+                words = [self.word(ch)]
+            for w in words:
+                if out and out[-1].end == w.start:
+                    # leaves with no blank between them are one shell word: the grammar reads
+                    # `[ -f ~/x ]` as the operator `~` before the word `/x`
+                    out[-1] = _joined(out[-1], w)
+                else:
+                    out.append(w)
         return out
 
     def for_loop(self, n: Node) -> Compound:

@@ -439,3 +439,18 @@ def test_a_broken_nested_script_leaves_the_outer_commands() -> None:
     s = parse("ssh h \"bash -c 'for'\"")
     assert (s.status, [c.name for c in s.commands]) == ("recovered", ["ssh", "bash"])
     assert any(n.startswith("shell-c script of command 1: ") for n in s.notes)
+
+
+@pytest.mark.parametrize(("text", "argv"), [
+    ("[ -f ~/.cfg/x ] && echo yes", ["[", "-f", "~/.cfg/x", "]"]),  # the grammar reads `~` as an operator
+    ('v=$([ -d ~/a ] && echo y)', ["[", "-d", "~/a", "]"]),
+    ('[ ! -f a.txt ]', ["[", "!", "-f", "a.txt", "]"]),
+])
+def test_test_command_words_are_the_shells_words(text: str, argv: list[str]) -> None:
+    assert parse(text).commands[0].argv == argv
+
+
+def test_a_word_holding_blanks_goes_to_the_oracle(need_shfmt: None) -> None:
+    # PowerShell sent to a bash parser: tree-sitter's recovery makes one word of `} }`
+    s = parse('try { Write-Host "a" } catch { Write-Host "b" } }')
+    assert s.parser.startswith("shfmt") and s.commands[0].argv[-2:] == ["}", "}"]

@@ -129,6 +129,10 @@ class ToolEvent(_EventBase):
     """Exit status when the log shows it (Claude Code only on failure, from "Exit code N")."""
     interrupted: bool = False
     """The call was interrupted by the user or a timeout."""
+    truncated: bool = False
+    """The harness cut ``output`` before logging it (opencode's "…N bytes truncated… Full output saved
+    to …", Claude Code's "[N characters truncated]" and ``<persisted-output>`` previews): what is not
+    in it may still have been printed, so its absence is unknown, not evidence."""
     background: bool = False
     """The harness ran it in the background (``run_in_background``, a unified-exec session)."""
     task_id: str | None = None
@@ -157,6 +161,8 @@ class ToolEvent(_EventBase):
             out.append("error")
         if self.interrupted:
             out.append("interrupted")
+        if self.truncated:
+            out.append("output cut")
         if self.output is None and self.category == "shell":
             out.append("no result")
         return out
@@ -195,6 +201,9 @@ class Counts(BaseModel):
     """Known non-conversation records (``file-history-snapshot``, ``progress``, token counts…)."""
     diagnostics: int = 0
     """Diagnostics of any level."""
+    lost: int = Field(default=0, exclude=True)
+    """Records that could not be read (each error diagnostic stands for the records it reports).
+    Not in the JSON ``counts`` (a partly read file says so in its diagnostics and ``errors``)."""
 
 
 class Session(BaseModel):
@@ -220,10 +229,13 @@ class Session(BaseModel):
     """Record accounting."""
     sources: list[str] = Field(default_factory=list)
     """Every file read for this session (sub-agent files, storage parts), main file first."""
+    part: int | None = None
+    """1-based position of this session in a file that holds several (a harness concatenated Gemini
+    stream-json runs); None when the file holds one. Lines stay the file's own line numbers."""
 
     @property
     def name(self) -> str:
-        return Path(self.path).name
+        return Path(self.path).name + (f"#{self.part}" if self.part is not None else "")
 
     def tools(self) -> list[ToolEvent]:
         return [e for e in self.events if isinstance(e, ToolEvent)]

@@ -1,5 +1,9 @@
 """The whole pipeline for one session: load → world → rules. What ``check``, ``report`` and
-``batch`` share, and the public ``analyze()``."""
+``batch`` share, and the public ``analyze()``.
+
+``check`` and ``batch`` read a file with ``load_all()`` and analyze each session in it on its own
+(a file may hold several: concatenated Gemini stream-json runs); ``partial_read()`` says when a
+session is too little of its file to count as read."""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analyzer.config import Config, ConfigError, load_config
-from analyzer.events import Session
+from analyzer.events import Diagnostic, Level, Session
 from analyzer.ingest import load
 from analyzer.lifecycle.catalog import Catalog, CatalogError, default_catalog
 from analyzer.lifecycle.world import World, build_world
@@ -67,3 +71,17 @@ def analyze(source: str | Path | Session, config: Config | None = None,
     """Load (if given a path), rebuild the world and run the rules."""
     session = source if isinstance(source, Session) else load(source)
     return Analyzer(config or load_config(), select, ignore).analyze_session(session)
+
+
+def partial_read(session: Session) -> str | None:
+    """When most of the session's records were lost: "read 1 of 87 records (86 lost)", also added to
+    its diagnostics as an error (once). None when most were read. No findings in such a session
+    means nothing: it is reported as not read, not as clean."""
+    c = session.counts
+    if not c.records or c.lost * 2 <= c.records:
+        return None
+    message = f"read {max(c.records - c.lost, 0)} of {c.records} records ({c.lost} lost)"
+    if not any(d.message == message for d in session.diagnostics):
+        session.diagnostics.append(Diagnostic(level=Level.error, message=message))
+        c.diagnostics = len(session.diagnostics)
+    return message

@@ -59,7 +59,8 @@ class Cache:
             return None
         if any(stat(p) != (list(s) if s is not None else None) for p, s in result.deps.items()):
             return None
-        result.cached = True
+        for part in result.listed():  # a file's other sessions come from the cache with it
+            part.cached = True
         return result
 
     def save(self, results: dict[str, SessionResult]) -> None:

@@ -173,6 +173,9 @@ def _reuse(hit: SessionResult, job: Job, out: _Folder, reports: bool, redact: bo
     old = out.inside(hit.report)
     if old is None or not old.is_file() or hit.redacted != redact:
         return None
+    if hit.parts and (hit.report != job.report_to or not all(
+            (p := out.inside(part.report)) is not None and p.is_file() for part in hit.parts if part.report)):
+        return None  # a file of several sessions moved, or lost a report: analyze it again
     if hit.report != job.report_to:  # same session found under another root: its name moved
         new = out.root / str(job.report_to)
         os.replace(old, new)
@@ -305,8 +308,9 @@ def _run(options: BatchOptions, progress: Progress | None, cluster: DaskCluster 
         if is_url(r.abs_path):  # the cache compares what this run's listing said
             r.main_stat, r.mtime_ns = listing.stat(r.abs_path), listing.mtime_ns(r.abs_path)
             r.deps = dict(listing.dependencies(r.abs_path, r.format))
-        if r.report_html is not None:
-            _write_returned_report(folder, r)
+        for part in r.listed():  # a file of several sessions returns a report for each
+            if part.report_html is not None:
+                _write_returned_report(folder, part)
         results[r.key] = r
         if progress:
             progress.advance(r)
@@ -339,14 +343,17 @@ def _run(options: BatchOptions, progress: Progress | None, cluster: DaskCluster 
 
     listed = []
     filtered = filtered_early
-    for r in results.values():
+    for r in (part for found_file in results.values() for part in found_file.listed()):
         if options.since and (last_activity(r) or options.since) < options.since:
             filtered += 1
             continue
         listed.append(r if reports else dataclasses.replace(r, report=None))
+    for r in results.values():  # a file's other sessions are listed under its name, numbered
+        names.update({p.key: f"{names.get(r.key, r.session)}#{p.part}" for p in r.parts})
     fresh = [r for r in results.values() if not r.cached]
     run = BatchRun(
-        results=listed, analyzed=len(fresh), cached=len(results) - len(fresh), filtered=filtered,
+        results=listed, analyzed=sum(len(r.listed()) for r in fresh),
+        cached=sum(len(r.listed()) for r in results.values() if r.cached), filtered=filtered,
         engine_loads=sum(r.loaded_engine for r in fresh), workers=len({r.worker for r in fresh if r.worker}),
         jobs=cluster.threads if cluster is not None else options.jobs, since=options.since, reports="html" if options.reports else "none",
         reports_note=note, rules=sorted(r.name for r in engine.rules), started_at=started_at, names=names,
@@ -360,8 +367,9 @@ def _run(options: BatchOptions, progress: Progress | None, cluster: DaskCluster 
 
 def _remove_stale_reports(out: _Folder, cache: Cache, results: dict[str, SessionResult]) -> None:
     """Reports this folder's last run wrote for sessions no longer found (deleted, renamed)."""
-    keep = {r.report for r in results.values() if r.report}
-    keep |= {str(e["report"]) for e in cache.carry.values() if e.get("report")}
+    keep = {p.report for r in results.values() for p in r.listed() if p.report}
+    keep |= {str(e["report"]) for entry in cache.carry.values()
+             for e in [entry, *(p for p in entry.get("parts") or [] if isinstance(p, dict))] if e.get("report")}
     for entry in cache.previous.values():
         rel = entry.get("report") if isinstance(entry, dict) else None
         if isinstance(rel, str) and rel not in keep:

@@ -27,8 +27,8 @@ from typing import Any
 from analyzer.batch.signature import Stat, dependencies, stat_of
 from analyzer.config import Config
 from analyzer.events import Session, ToolEvent, UserEvent
-from analyzer.ingest import IngestError, load, opencode, remote
-from analyzer.pipeline import Analysis, Analyzer
+from analyzer.ingest import IngestError, load_all, opencode, remote
+from analyzer.pipeline import Analysis, Analyzer, partial_read
 from analyzer.report.json_doc import finding_dict
 
 
@@ -106,16 +106,29 @@ class SessionResult:
     retry: bool = False
     """Never taken from the cache: the next run analyzes it again (a session that timed out may
     finish under a longer ``--timeout`` or on a less loaded machine)."""
+    part: int | None = None
+    """Which session of a file that holds several this is (``Session.part``); None for most files."""
+    parts: list[SessionResult] = field(default_factory=list)
+    """The file's other sessions (parts 2…), each listed on its own; this result is part 1. They
+    live in the file's result because the file is what is cached and re-analyzed."""
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a shallow dict (lists and dicts are shared, not copied): it is only ever
         serialized. ``dataclasses.asdict`` deep-copied every finding: 0.1-0.2 s per save of 1,000."""
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+        d = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        d["parts"] = [p.to_dict() for p in self.parts]
+        return d
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SessionResult:
         known = cls.__dataclass_fields__
-        return cls(**{k: v for k, v in data.items() if k in known})
+        fields = {k: v for k, v in data.items() if k in known}
+        fields["parts"] = [cls.from_dict(p) for p in fields.get("parts") or [] if isinstance(p, dict)]
+        return cls(**fields)
+
+    def listed(self) -> list[SessionResult]:
+        """This result and its file's other sessions, as the index and outputs list them."""
+        return [self, *self.parts]
 
 
 @dataclass(frozen=True)
@@ -172,10 +185,11 @@ def html_available() -> bool:
     return importlib.util.find_spec("analyzer.report.html") is not None
 
 
-def load_session(path: str, member: str | None) -> Session:
+def load_sessions(path: str, member: str | None) -> list[Session]:
+    """The sessions of one listed path: a database member, or every session in the file."""
     if member is not None:
-        return opencode.load_session(Path(path), member)
-    return load(path)
+        return [opencode.load_session(Path(path), member)]
+    return load_all(path)
 
 
 def _where(exc: BaseException) -> str:
@@ -255,29 +269,61 @@ def _analyze(result: SessionResult, options: JobOptions, report_to: str | None, 
         local = fetch()  # outside the lock: copying from a store overlaps other threads' analyses
         with _ANALYZING:
             engine, result.loaded_engine = _engine(options)
-            loaded = load_session(local, result.member)
-            sources = list(loaded.sources)
-            if moved:
-                _relocate(loaded, moved)
-            _fill(result, loaded)
-            analysis = engine.analyze_session(loaded)
-            result.findings = [finding_dict(f) for f in analysis.findings]
-            result.suppressed = len(analysis.suppressed)
-            result.problems = list(analysis.problems)
-            if report_to and options.reports and (options.out or options.return_reports):
-                try:
-                    if options.return_reports:
-                        result.report_html = _render(analysis, engine, options).decode("utf-8")
-                        result.report = report_to
-                    else:
-                        result.report = _write_report(analysis, engine, options, report_to)
-                except Exception as exc:  # a report that fails to render must not lose the findings
-                    result.report_error = _shown(f"{type(exc).__name__}: {exc}{_where(exc)}", moved)
+            loaded = load_sessions(local, result.member)
+            sources = list(loaded[0].sources)
+            for session in loaded:
+                if session.part is not None and session.part > 1:
+                    result.parts.append(_part_result(result, session.part))
+                part = result.parts[-1] if session.part and session.part > 1 else result
+                part.part = session.part
+                _analyze_one(part, session, engine, options, _part_name(report_to, session.part), moved)
     except IngestError as exc:
         result.status, result.error = "error", _shown(str(exc), moved)
     except Exception as exc:  # anything a bad session triggers: keep the message, never stop the batch
         result.status, result.error = "error", _shown(f"{type(exc).__name__}: {exc}{_where(exc)}", moved)
     return sources
+
+
+def _part_result(first: SessionResult, n: int) -> SessionResult:
+    """The result of session ``n`` of ``first``'s file: listed as ``path#n``."""
+    return SessionResult(session=f"{first.session}#{n}", key=f"{first.key}#{n}", path=first.path,
+                         abs_path=first.abs_path, worker=first.worker, redacted=first.redacted, part=n)
+
+
+def _part_name(report_to: str | None, part: int | None) -> str | None:
+    """Session ``part``'s report beside the file's: ``name-2.html`` (part 1 keeps ``name.html``)."""
+    if report_to is None or part is None or part == 1:
+        return report_to
+    stem, dot, ext = report_to.rpartition(".")
+    return f"{stem}-{part}.{ext}" if dot else f"{report_to}-{part}"
+
+
+def _analyze_one(result: SessionResult, loaded: Session, engine: Analyzer, options: JobOptions,
+                 report_to: str | None, moved: Moved) -> None:
+    """Analyze one loaded session and report it into ``result``; a session most of whose records
+    were lost is listed as failed (``status="error"``), with what was found in the rest."""
+    if moved:
+        _relocate(loaded, moved)
+    lost = partial_read(loaded)
+    _fill(result, loaded)
+    if not loaded.events and any(d.level == "error" for d in loaded.diagnostics):
+        result.status, result.error = "error", f"{loaded.path}: no readable record"
+        return
+    if lost is not None:
+        result.status, result.error = "error", f"{loaded.path}: {lost}"
+    analysis = engine.analyze_session(loaded)
+    result.findings = [finding_dict(f) for f in analysis.findings]
+    result.suppressed = len(analysis.suppressed)
+    result.problems = list(analysis.problems)
+    if report_to and options.reports and (options.out or options.return_reports):
+        try:
+            if options.return_reports:
+                result.report_html = _render(analysis, engine, options).decode("utf-8")
+                result.report = report_to
+            else:
+                result.report = _write_report(analysis, engine, options, report_to)
+        except Exception as exc:  # a report that fails to render must not lose the findings
+            result.report_error = _shown(f"{type(exc).__name__}: {exc}{_where(exc)}", moved)
 
 
 def _fetch_url(url: str, member: str | None, dest: str) -> str:

@@ -9,11 +9,11 @@ import orjson
 from analyzer.cli._common import EXIT_USAGE, echo_diagnostics, fail
 from analyzer.config import ConfigError, load_config
 from analyzer.events import SystemEvent
-from analyzer.ingest import IngestError, load
+from analyzer.ingest import IngestError, load_all
 from analyzer.ingest.base import paused_gc
 from analyzer.ingest.discover import discover
 from analyzer.lifecycle.world import World
-from analyzer.pipeline import Analysis, Analyzer
+from analyzer.pipeline import Analysis, Analyzer, partial_read
 from analyzer.report import json_doc, sarif, text
 from analyzer.rules.api import Severity
 from analyzer.rules.engine import BaselineError, SelectionError, apply_baseline, write_baseline
@@ -45,7 +45,8 @@ def command(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: t
             write_baseline_to: str | None) -> None:
     """Analyze the sessions at PATHS (files or folders) and report coordination failures.
 
-    Exit status: 0 nothing at or above --fail-on, 1 findings, 2 usage error or no input readable.
+    Exit status: 0 nothing at or above --fail-on, 1 findings, 2 usage error or no input readable
+    (a file most of whose records were lost counts as not readable: "read 1 of 87 records").
     """
     try:
         config = load_config(Path(config_path) if config_path else None)
@@ -57,15 +58,17 @@ def command(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: t
 
     analyses: list[Analysis] = []
     errors: list[dict[str, str | int | None]] = []
+    partial = 0  # analyses of sessions most of whose records were lost
     for p in discover(paths):
         if config.excluded(p):
             continue
         # a session's objects are made and mostly dropped again (``_reported``) before the cycle
         # collector runs: it then scans what is kept, not the whole timeline and world
         with paused_gc():
-            analysis = _check_one(p, analyzer, fmt, errors)
-        if analysis is not None:
+            checked = _check_file(p, analyzer, fmt, errors)
+        for analysis, clean in checked:
             analyses.append(analysis)
+            partial += not clean
     if not analyses:
         if not errors:
             click.echo(f"analyzer: no session found under {', '.join(paths)}", err=True)
@@ -85,28 +88,44 @@ def command(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: t
         click.echo(orjson.dumps(sarif.document(analyses, rules, errors), option=orjson.OPT_INDENT_2).decode())
     else:
         click.echo(text.render(analyses, skip_problems=set(analyzer.warnings)))
+        if partial:  # the summary's "no findings" would read as a clean result
+            click.echo(f"{partial} of {len(analyses)} session(s) only partly read: what was lost was not checked")
     for s in stale:
         click.echo(f"analyzer: stale baseline entry: {s}", err=True)
+    if partial == len(analyses):  # no input was read well enough for "no findings" to mean anything
+        sys.exit(EXIT_USAGE)
     threshold = Severity(fail_on or config.fail_on or "low").rank
     if any(f.severity.rank >= threshold for a in analyses for f in a.findings):
         sys.exit(EXIT_FINDINGS)
 
 
-def _check_one(path: Path, analyzer: Analyzer, fmt: str, errors: list[dict[str, str | int | None]]) -> Analysis | None:
-    """Load and analyze one session; None (and an entry in ``errors``) when nothing was readable."""
+def _check_file(path: Path, analyzer: Analyzer, fmt: str,
+                errors: list[dict[str, str | int | None]]) -> list[tuple[Analysis, bool]]:
+    """Load and analyze each session in one file: (analysis, read cleanly). A file nothing could be
+    read from gives none (and an entry in ``errors``); a session most of whose records were lost is
+    analyzed (what was read may still show findings) and also listed in ``errors``."""
     try:
-        session = load(path)
+        sessions = load_all(path)
     except IngestError as exc:
         errors.append({"path": exc.path, "line": exc.line, "message": exc.reason})
         click.echo(f"analyzer: {exc}", err=True)
-        return None
-    if fmt == "text":
-        echo_diagnostics(session)
-    if not session.events and any(d.level == "error" for d in session.diagnostics):
-        errors.append({"path": session.path, "line": None, "message": "no readable record"})
-        click.echo(f"analyzer: {session.path}: no readable record", err=True)
-        return None
-    return _reported(analyzer.analyze_session(session))
+        return []
+    out: list[tuple[Analysis, bool]] = []
+    for session in sessions:
+        where = session.path if session.part is None else f"{session.path} (session {session.part})"
+        lost = partial_read(session)
+        if fmt == "text":
+            echo_diagnostics(session)
+        if not session.events and any(d.level == "error" for d in session.diagnostics):
+            errors.append({"path": session.path, "line": None, "message": "no readable record"})
+            click.echo(f"analyzer: {where}: no readable record", err=True)
+            continue
+        if lost is not None:
+            errors.append({"path": session.path, "line": None, "message": lost})
+            click.echo(f"analyzer: {where}: {lost}: most of it could not be read, so its findings are incomplete",
+                       err=True)
+        out.append((_reported(analyzer.analyze_session(session)), lost is None))
+    return out
 
 
 _ELIDED = SystemEvent(subtype="elided", text="not kept: no finding points here")

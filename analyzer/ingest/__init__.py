@@ -6,12 +6,12 @@ reader goes last, because many other formats embed chat arrays).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from analyzer.events import Session
 from analyzer.ingest import (
     aider,
-    antigravity,
     asciinema,
     chat,
     claude_code,
@@ -23,7 +23,6 @@ from analyzer.ingest import (
     gemini,
     opencode,
     openhands,
-    pi,
     specstory,
     superopen,
     swe_agent,
@@ -33,7 +32,7 @@ from analyzer.ingest.base import FormatModule, IngestError, paused_gc, read_head
 FORMATS: dict[str, FormatModule] = {
     m.NAME: m
     for m in (fixture, claude_code, codex, codex_exec, opencode, gemini, openhands, swe_agent, asciinema, specstory,
-              aider, superopen, cline_ui, cline_api, antigravity, pi, chat)
+              aider, superopen, cline_ui, cline_api, chat)
 }
 
 
@@ -61,19 +60,34 @@ def detect(path: str | Path) -> tuple[FormatModule, str]:
     )
 
 
+def _format_of(p: Path, format: str | None) -> FormatModule:
+    if format is None:
+        return detect(p)[0]
+    if format not in FORMATS:
+        raise IngestError(p, f"unknown format {format!r} (known: {', '.join(FORMATS)})")
+    if not p.exists():
+        raise IngestError(p, "no such file or folder")
+    return FORMATS[format]
+
+
 def load(path: str | Path, format: str | None = None) -> Session:
-    """Load one session. ``format`` skips detection (a name from ``FORMATS``)."""
+    """Load one session. ``format`` skips detection (a name from ``FORMATS``). A file that holds
+    several sessions is read as one timeline (an info diagnostic marks where each starts)."""
     p = Path(path)
-    if format is not None:
-        if format not in FORMATS:
-            raise IngestError(p, f"unknown format {format!r} (known: {', '.join(FORMATS)})")
-        if not p.exists():
-            raise IngestError(p, "no such file or folder")
-        fmt = FORMATS[format]
-    else:
-        fmt, _ = detect(p)
+    fmt = _format_of(p, format)
     with paused_gc():
         return fmt.load(p)
 
 
-__all__ = ["FORMATS", "FormatModule", "IngestError", "detect", "load"]
+def load_all(path: str | Path, format: str | None = None) -> list[Session]:
+    """Every session in ``path``, each with its own timeline: ``[load(path)]``, except for a file
+    that holds several (Gemini stream-json runs a harness concatenated), whose format module has a
+    ``load_all()``; each then says which one it is (``Session.part``)."""
+    p = Path(path)
+    fmt = _format_of(p, format)
+    split: Callable[[Path], list[Session]] | None = getattr(fmt, "load_all", None)
+    with paused_gc():
+        return split(p) if split is not None else [fmt.load(p)]
+
+
+__all__ = ["FORMATS", "FormatModule", "IngestError", "detect", "load", "load_all"]

@@ -7,6 +7,7 @@ A format module is a plain module with ``NAME``, ``DESCRIPTION``, ``detect()`` a
 from __future__ import annotations
 
 import gc
+import re
 import shlex
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -78,16 +79,36 @@ class SessionBuilder:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     records: int = 0
     skipped: int = 0
+    lost: int = 0
+    """Records lost to error diagnostics (``Counts.lost``)."""
     sources: list[str] = field(default_factory=list)
+    parts: list[_Part] = field(default_factory=list)
+    """Where each session of a multi-session file starts (empty: the file is one session)."""
 
     def add(self, event: Event) -> Event:
         self.events.append(event)
         return event
 
     def diag(
-        self, level: Level | str, message: str, line: int | None = None, file: str | None = None
+        self, level: Level | str, message: str, line: int | None = None, file: str | None = None,
+        records: int = 1,
     ) -> None:
-        self.diagnostics.append(Diagnostic(level=Level(level), message=message, line=line, file=file))
+        """Record a diagnostic; an error one means ``records`` records were lost."""
+        level = Level(level)
+        if level is Level.error:
+            self.lost += records
+        self.diagnostics.append(Diagnostic(level=level, message=message, line=line, file=file))
+
+    def begin_part(self, line: int) -> None:
+        """Another session starts at ``line`` of the same file (a harness concatenated runs); call it
+        while reading that record, after it was counted. ``session`` starts again for the new part
+        (``agent`` kept): what the reader sets from here on is that part's."""
+        if not self.parts:
+            self.parts.append(_Part(line=1, event=0, records=0, skipped=0, lost=0, session=self.session))
+        self.parts.append(_Part(line=line, event=len(self.events), records=self.records - 1,
+                                skipped=self.skipped, lost=self.lost,
+                                session={k: v for k, v in self.session.items() if k == "agent"}))
+        self.session = self.parts[-1].session
 
     def output(self, text: str, line: int | None = None, file: str | None = None) -> str:
         """A tool output as the session keeps it: cut by ``cap_output``, with an info diagnostic
@@ -99,27 +120,75 @@ class SessionBuilder:
                       "elided)", line, file)
         return kept
 
-    def build(self) -> Session:
-        for i, ev in enumerate(self.events):
-            ev.index = i
-            # every format's outputs end up capped; Claude Code caps while reading (``output``)
+    def _cap_outputs(self) -> None:
+        # every format's outputs end up capped; Claude Code caps while reading (``output``)
+        for ev in self.events:
             if isinstance(ev, ToolEvent) and ev.output is not None and len(ev.output) > MAX_OUTPUT_CHARS:
                 ev.output = self.output(ev.output, ev.result_line or ev.line, ev.source)
-        sources = self.sources or [str(self.path)]
+
+    def build(self) -> Session:
+        """The whole file as one session (its parts, if any, in one timeline, each start marked)."""
+        self._cap_outputs()
+        for i, ev in enumerate(self.events):
+            ev.index = i
+        for n, part in enumerate(self.parts[1:], 2):
+            sid = part.session.get("session_id")
+            self.diag(Level.info, f"session {n} of {len(self.parts)} in this file" + (f" ({sid})" if sid else "")
+                      + " starts here; read into the same timeline (`analyzer check` reads each on its own)",
+                      part.line)
+        return self._session(self.events, self.diagnostics, self.records, self.skipped, self.lost,
+                             self.parts[0].session if self.parts else self.session)
+
+    def build_all(self) -> list[Session]:
+        """One session per part of a multi-session file (``[build()]`` for a file that is one). Each
+        keeps the file's path and line numbers and says which part it is (``Session.part``)."""
+        if not self.parts:
+            return [self.build()]
+        self._cap_outputs()
+        out: list[Session] = []
+        for n, (part, nxt) in enumerate(zip(self.parts, [*self.parts[1:], None], strict=True), 1):
+            end = nxt.event if nxt else len(self.events)
+            events = self.events[part.event:end]
+            for i, ev in enumerate(events):
+                ev.index = i
+            last_line = nxt.line if nxt else None
+            # file-level diagnostics (no line) go with the first part
+            diags = [d for d in self.diagnostics
+                     if (n == 1 if d.line is None or d.file is not None else part.line <= d.line and (last_line is None or d.line < last_line))]
+            session = self._session(
+                events, diags, (nxt.records if nxt else self.records) - part.records,
+                (nxt.skipped if nxt else self.skipped) - part.skipped, (nxt.lost if nxt else self.lost) - part.lost,
+                part.session)
+            session.part = n
+            out.append(session)
+        return out
+
+    def _session(self, events: list[Event], diagnostics: list[Diagnostic], records: int, skipped: int, lost: int,
+                 fields: dict[str, Any]) -> Session:
         return Session(
             path=str(self.path),
             format=self.format,
-            events=self.events,
-            diagnostics=self.diagnostics,
-            counts=Counts(
-                records=self.records,
-                events=len(self.events),
-                skipped=self.skipped,
-                diagnostics=len(self.diagnostics),
-            ),
-            sources=sources,
-            **self.session,
+            events=events,
+            diagnostics=diagnostics,
+            counts=Counts(records=records, events=len(events), skipped=skipped, diagnostics=len(diagnostics),
+                          lost=lost),
+            sources=self.sources or [str(self.path)],
+            **fields,
         )
+
+
+@dataclass(frozen=True)
+class _Part:
+    """Where one session of a multi-session file starts: its first line, and the builder's counters
+    (events, records, skipped, lost) before it."""
+
+    line: int
+    event: int
+    records: int
+    skipped: int
+    lost: int
+    session: dict[str, Any]
+    """The part's own ``Session`` fields (session_id, model…)."""
 
 
 READ_BUFFER = 1 << 20
@@ -151,7 +220,7 @@ def iter_jsonl(
         if binary_run:
             first, count = binary_run
             extent = f" ({count} lines)" if count > 1 else ""
-            builder.diag(Level.error, f"binary data, not JSON{extent}; skipped", first, file)
+            builder.diag(Level.error, f"binary data, not JSON{extent}; skipped", first, file, records=count)
             binary_run.clear()
 
     # 1 MiB buffer: agent log lines are often several KiB, and readline() over the default 8 KiB
@@ -310,6 +379,19 @@ _CATEGORIES: dict[str, str] = {
          "read_file", "write_file", "replace", "str_replace_editor", "list_directory", "edit_file",
          "patch", "view", "create"], "file"),
 }
+
+
+_HARNESS_CUT = re.compile(
+    r"\.\.\.\d+ (?:bytes|lines|chars) truncated\.\.\."  # opencode's Truncate.output
+    r"|\.\.\. \[\d+ (?:characters|lines) truncated\] \.\.\."  # Claude Code's Bash results
+    r"|\A\s*<persisted-output>\s*Output too large"  # Claude Code: a preview, the rest saved to a file
+)
+
+
+def harness_cut(text: str) -> bool:
+    """Whether a tool output carries a harness's own "the middle/rest was cut" marker
+    (``ToolEvent.truncated``)."""
+    return _HARNESS_CUT.search(text) is not None
 
 
 def categorize(tool_name: str) -> str:

@@ -9,7 +9,8 @@ What becomes what:
   position, completed later from the ``tool_result`` with the same id.
 * ``user`` entries: typed text, slash commands, interrupts and harness text become ``UserEvent``s
   (``origin`` says which); ``!`` shell commands (``<bash-input>`` + ``<bash-stdout>``) become one
-  ``ToolEvent`` with ``by_user=True``; ``tool_result`` blocks fill their call.
+  ``ToolEvent`` with ``by_user=True``; ``tool_result`` blocks fill their call (a result Claude Code
+  cut, "[N characters truncated]" or a ``<persisted-output>`` preview, is ``truncated``).
 * Background tasks, all three generations: ``run_in_background`` launches (and the ``Monitor``
   tool, which runs its command as a background task) carry ``background``/``task_id``; polls
   (``BashOutput``/``TaskOutput``) and stops (``KillBash``/``KillShell``/``TaskStop``) carry the
@@ -56,6 +57,7 @@ from analyzer.ingest.base import (
     IngestError,
     SessionBuilder,
     categorize,
+    harness_cut,
     iter_jsonl,
     parse_ts,
     text_of,
@@ -487,7 +489,9 @@ class _Reader:
         ev.result_line = line
         ev.result_ts = parse_ts(d.get("timestamp"))
         ev.is_error = bool(block.get("is_error"))
-        ev.output = self.b.output(_output(text, result), line, ev.source)  # the result is in the call's file
+        full = _output(text, result)
+        ev.truncated = harness_cut(full)  # "[N characters truncated]", a <persisted-output> preview
+        ev.output = self.b.output(full, line, ev.source)  # the result is in the call's file
         m = _EXIT_RE.match(text)
         if m is None and isinstance(result, str):
             m = _EXIT_RE.match(result)

@@ -13,9 +13,11 @@ per ``toolCalls[]`` entry, which holds the call and its result together; ``info`
 SystemEvent. ``line`` is the message's line (JSONL, its last version) or 1-based number (JSON).
 
 **stream-json**: JSONL events ``init``, ``message`` (assistant ``delta`` chunks are joined into one
-event), ``tool_use`` / ``tool_result`` paired by ``tool_id``, ``error``, ``result``. Several sessions
-may be concatenated (an info diagnostic marks each new ``init``); lines a harness added (a ``message``
-without ``timestamp``, a ``ts`` key) are read like the rest.
+event), ``tool_use`` / ``tool_result`` paired by ``tool_id``, ``error``, ``result``. A harness may
+concatenate several runs: each ``init`` with a new ``session_id`` starts one. ``load_all()`` gives each
+run as its own session (``Session.part``; lines before the first ``init`` go with the first run);
+``load()`` keeps them in one timeline, an info diagnostic marking each start. Lines a harness added
+(a ``message`` without ``timestamp``, a ``ts`` key) are read like the rest.
 
 ``run_shell_command`` results carry a block ``Output:/Error:/Exit Code:/Signal:/Background PIDs:/
 Process Group PGID:``: the call's ``output`` is the Output (and Error) part, ``exit_code`` the Exit
@@ -323,13 +325,12 @@ def _load_stream(path: Path, b: SessionBuilder) -> None:
         if kind != "message" or value.get("role") != "assistant":
             said = None
         if kind == "init":
-            b.skipped += 1
             sid = value.get("session_id")
             if "session_id" in b.session and sid != b.session["session_id"]:
-                b.diag(Level.info, f"another session ({sid}) starts here; read into the same timeline",
-                       rec.line)
-            else:
-                b.session["session_id"] = sid
+                b.begin_part(rec.line)  # another run, concatenated by a harness
+                pending.clear()  # its tool ids are its own
+            b.skipped += 1
+            b.session["session_id"] = sid
             if isinstance(value.get("model"), str):
                 b.session.setdefault("model", value["model"])
         elif kind == "message":
@@ -372,7 +373,7 @@ def _load_stream(path: Path, b: SessionBuilder) -> None:
             b.skipped += 1  # a successful `result` (token stats) or a type this reader does not know
 
 
-def load(path: Path) -> Session:
+def _read(path: Path) -> SessionBuilder:
     b = SessionBuilder(path=path, format=NAME)
     b.session["agent"] = "gemini-cli"
     head = read_head(path)
@@ -384,4 +385,14 @@ def load(path: Path) -> Session:
         _load_chat_jsonl(path, b)
     else:
         _load_stream(path, b)
-    return b.build()
+    return b
+
+
+def load(path: Path) -> Session:
+    """The file as one timeline, concatenated stream-json runs included (each start marked)."""
+    return _read(path).build()
+
+
+def load_all(path: Path) -> list[Session]:
+    """One session per stream-json run in the file (one for any other file)."""
+    return _read(path).build_all()

@@ -27,8 +27,9 @@ message's preceding ``reasoning`` parts as ``thinking``; a tool part (call and r
 object) is a ToolEvent with ``ref`` = ``callID``: bash ``state.input.command``, ``state.output``,
 ``state.metadata.exit``; status ``error`` is ``is_error``; tool ``task`` starts a sub-agent (its
 child session id is ``task_id``). A bash part after the synthetic "The following tool was executed
-by the user" message is the user's own ``!cmd`` (``by_user``). An aborted assistant message is a user
-interrupt. Times are epoch milliseconds. ``line`` is the 1-based message number (export, array,
+by the user" message is the user's own ``!cmd`` (``by_user``). An aborted assistant message
+(``MessageAbortedError``) is a user interrupt. An output opencode cut ("…N bytes truncated…",
+``metadata.truncated``) is ``truncated``. Times are epoch milliseconds. ``line`` is the 1-based message number (export, array,
 database); in the storage layout ``source`` is the part file. Child sessions (sub-agents) found in a
 storage folder or database follow the ``task`` call that started them, with ``agent`` = the child
 session id.
@@ -55,6 +56,7 @@ from analyzer.ingest.base import (
     as_id,
     categorize,
     first_json_line,
+    harness_cut,
     iter_jsonl,
     parse_ts,
 )
@@ -617,6 +619,8 @@ class _Emitter:
             self.b.diag(Level.warning, f"tool part with unknown status {status!r}", msg.line, part.source)
         if ev.output is not None and _INTERRUPTED.search(ev.output):
             ev.interrupted = True
+        # Truncate.output: "…N bytes truncated… Full output saved to …", and metadata.truncated
+        ev.truncated = meta.get("truncated") is True or (ev.output is not None and harness_cut(ev.output))
         if ev.category == "subagent":
             sid = meta.get("sessionId") or meta.get("sessionID")
             if not isinstance(sid, str) and ev.output:

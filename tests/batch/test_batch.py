@@ -53,9 +53,13 @@ def by_anchor(fs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 # ------------------------------------------------------------------------------------------ outputs
 
+TWO_RUNS = FIXTURES / "gemini-cli" / "stream-json-two-runs.jsonl"
+"""The one fixture file that holds two sessions: listed as the file and ``file#2``."""
+
+
 def test_every_fixture_session_is_listed_once(fixtures_run: Run) -> None:
     s = fixtures_run.summary()
-    expected = sorted(str(f.path) for f in discover_sessions([FIXTURES]))
+    expected = sorted([str(f.path) for f in discover_sessions([FIXTURES])] + [f"{TWO_RUNS}#2"])
     assert sorted(fixtures_run.status()) == expected
     assert len(expected) >= 30
     assert (s["sessions"], s["analyzed"], s["cached"], s["failed"]) == (len(expected), len(expected), 0, 0)
@@ -66,7 +70,9 @@ def test_every_fixture_session_is_listed_once(fixtures_run: Run) -> None:
 
 
 def test_findings_equal_check_json_per_session(fixtures_run: Run, check_doc: dict[str, Any]) -> None:
-    from_check = {s["path"]: by_anchor(s["findings"]) for s in check_doc["sessions"]}
+    from_check: dict[str, list[dict[str, Any]]] = {}
+    for s in check_doc["sessions"]:  # a file's second session comes right after its first
+        from_check[s["path"] + (f"#{2}" if s["path"] in from_check else "")] = by_anchor(s["findings"])
     from_batch: dict[str, list[dict[str, Any]]] = {}
     for f in fixtures_run.findings():
         from_batch.setdefault(f["session"], []).append(without_session(f))
@@ -124,7 +130,7 @@ def test_index_is_self_contained_with_csp_hashes(fixtures_run: Run) -> None:
 
 
 def test_plain_progress_when_not_a_terminal(fixtures_run: Run) -> None:
-    n = fixtures_run.summary()["sessions"]
+    n = len(discover_sessions([FIXTURES]))  # progress counts files: the two-run file is one
     lines = [ln for ln in fixtures_run.stderr.splitlines() if ln.startswith("batch: ")]
     assert lines and lines[-1].startswith(f"batch: {n}/{n} sessions analyzed, 0 failed")
     assert len(lines) <= 11
@@ -259,14 +265,14 @@ def test_broken_sessions_are_listed_with_their_error(tmp_path: Path, monkeypatch
     info_only = copy(FIXTURES / "opencode" / "storage" / "session" / "4f7e2a9b1c3d5e6f708192a3b4c5d6e7f8091a2b"
                      / "ses_3c0a1b2c3ffeZy9Xw8Vu7Ts6Rq.json", root / "info.json")
     raises = session_yaml(root / "raises.session.yaml")
-    real_load = job.load_session
+    real_load = job.load_sessions
 
     def load_or_raise(path: str, member: str | None) -> Any:
         if path.endswith("raises.session.yaml"):
             raise RuntimeError("boom <b>in</b> the world builder")
         return real_load(path, member)
 
-    monkeypatch.setattr(job, "load_session", load_or_raise)
+    monkeypatch.setattr(job, "load_sessions", load_or_raise)
     run = batch(root, out=tmp_path / "out", extra=("--format-reports", "none"))
     assert run.code == 0
     st = run.status()
@@ -288,14 +294,14 @@ def test_a_worker_that_dies_fails_only_its_session(tmp_path: Path, monkeypatch: 
                                                    sessions: int) -> None:
     for i in range(sessions):
         session_yaml(tmp_path / "in" / f"s{i}.session.yaml")
-    real_load = job.load_session
+    real_load = job.load_sessions
 
     def load_or_die(path: str, member: str | None) -> Any:
         if path.endswith("s3.session.yaml"):
             os._exit(3)  # a segfault or the OOM killer: the process is gone, no exception
         return real_load(path, member)
 
-    monkeypatch.setattr(job, "load_session", load_or_die)  # forked workers inherit it
+    monkeypatch.setattr(job, "load_sessions", load_or_die)  # forked workers inherit it
     run = run_batch(BatchOptions(paths=[str(tmp_path / "in")], out=tmp_path / "out", jobs=2, reports=False))
     by_name = {Path(r.path).name: r for r in run.results}
     assert len(by_name) == sessions
@@ -309,14 +315,14 @@ def test_a_session_over_the_timeout_is_stopped_and_tried_again_next_run(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sessions: int, jobs: int) -> None:
     for i in range(sessions):
         session_yaml(tmp_path / "in" / f"s{i}.session.yaml")
-    real_load = job.load_session
+    real_load = job.load_sessions
 
     def load_or_hang(path: str, member: str | None) -> Any:
         if path.endswith("s3.session.yaml"):
             time.sleep(60)  # a parser stuck on one hostile session
         return real_load(path, member)
 
-    monkeypatch.setattr(job, "load_session", load_or_hang)  # forked workers inherit it
+    monkeypatch.setattr(job, "load_sessions", load_or_hang)  # forked workers inherit it
     options = BatchOptions(paths=[str(tmp_path / "in")], out=tmp_path / "out", jobs=jobs, reports=False,
                            timeout=3.0)  # the others take milliseconds: room for a loaded CI machine
     run = run_batch(options)
@@ -326,7 +332,7 @@ def test_a_session_over_the_timeout_is_stopped_and_tried_again_next_run(
     assert "timed out after 3 s" in str(by_name["s3.session.yaml"].error)
     assert all(r.status == "ok" for n, r in by_name.items() if n != "s3.session.yaml")
 
-    monkeypatch.setattr(job, "load_session", real_load)
+    monkeypatch.setattr(job, "load_sessions", real_load)
     again = run_batch(options)
     assert again.analyzed == 1  # only the one that timed out; the rest come from the cache
     assert all(r.status == "ok" for r in again.results)
@@ -340,7 +346,7 @@ def test_a_session_stuck_where_the_alarm_cannot_reach_has_its_worker_killed(
 
     for i in range(4):
         session_yaml(tmp_path / "in" / f"s{i}.session.yaml")
-    real_load = job.load_session
+    real_load = job.load_sessions
 
     def load_or_hang_in_native_code(path: str, member: str | None) -> Any:
         if path.endswith("s1.session.yaml"):
@@ -348,7 +354,7 @@ def test_a_session_stuck_where_the_alarm_cannot_reach_has_its_worker_killed(
             time.sleep(60)
         return real_load(path, member)
 
-    monkeypatch.setattr(job, "load_session", load_or_hang_in_native_code)
+    monkeypatch.setattr(job, "load_sessions", load_or_hang_in_native_code)
     monkeypatch.setattr(runner, "grace", lambda timeout: 1.0)
     run = run_batch(BatchOptions(paths=[str(tmp_path / "in")], out=tmp_path / "out", jobs=2, reports=False,
                                  timeout=2.0))
@@ -542,8 +548,41 @@ def test_secrets_in_error_messages_are_redacted_in_the_index(tmp_path: Path, mon
     def leak(path: str, member: str | None) -> Any:
         raise ValueError(f"bad header: Authorization: Bearer {secret}")
 
-    monkeypatch.setattr(job, "load_session", leak)
+    monkeypatch.setattr(job, "load_sessions", leak)
     run = batch(tmp_path / "in", out=tmp_path / "out", extra=("--format-reports", "none", *extra))
     index = (tmp_path / "out" / "index.html").read_text()
     assert (secret in index) is shown and ("[REDACTED]" in index) is not shown
     assert secret in run.summary()["errors"][0]["error"]  # summary.json is the raw record
+
+
+# ------------------------------------------------------------------ several sessions, partial reads
+
+def test_a_file_of_two_sessions_is_listed_as_two_with_a_report_each(tmp_path: Path) -> None:
+    src = copy(TWO_RUNS, tmp_path / "in" / "runs.jsonl")
+    run = batch(tmp_path / "in", out=tmp_path / "out")
+    assert run.code == 0, run.stderr
+    st = run.status()
+    assert sorted(st) == [str(src), f"{src}#2"]
+    # the harness's prompt line before the first `init` goes with the first run
+    assert [(v["status"], v["events"]) for _, v in sorted(st.items())] == [("ok", 5), ("ok", 4)]
+    # each run has its own world: the second run's launch is not a duplicate of the first's
+    assert run.findings() == []
+    reports = sorted(p.name for p in (tmp_path / "out" / "sessions").iterdir())
+    assert len(reports) == 2 and reports[0].replace("-2.html", ".html") == reports[1]
+    again = batch(tmp_path / "in", out=tmp_path / "out")  # from the cache, both parts again
+    assert sorted(again.status()) == sorted(st) and again.summary()["cached"] == 2
+
+
+def test_a_mostly_unreadable_file_is_listed_as_failed_with_the_count(tmp_path: Path) -> None:
+    good = (FIXTURES / "claude-code" / "v2.0-kill-shell.jsonl").read_bytes().splitlines()
+    cut = tmp_path / "in" / "cut.jsonl"
+    cut.parent.mkdir(parents=True)
+    kept = 4  # whole lines; the rest cut in half
+    cut.write_bytes(b"\n".join([*good[:kept], *(line[: len(line) // 2] for line in good[kept:])]) + b"\n")
+    run = batch(tmp_path / "in", out=tmp_path / "out", extra=("--format-reports", "none"))
+    (entry,) = run.status().values()
+    lost = len(good) - kept
+    assert entry["events"] > 0  # what was read is still analyzed
+    assert entry["status"] == "error"
+    assert entry["error"] == f"{cut}: read {len(good) - lost} of {len(good)} records ({lost} lost)"
+    assert run.summary()["failed"] == 1

@@ -349,3 +349,34 @@ def test_config_rules_dir_and_rule_options(tmp_path: Path) -> None:
     assert bad.exit_code == 2
     assert bad.stderr == (f"analyzer: {cfg}: rule 'over-broad-kill': bad options or severity: "
                           "flag_generic: Input should be a valid boolean, unable to interpret input\n")
+
+
+# -- partial reads, several sessions in one file -------------------------------------------------
+
+def test_a_mostly_unreadable_file_exits_2_with_the_count_of_records_lost(tmp_path: Path) -> None:
+    good = (FIXTURES / "claude-code" / "v2.0-kill-shell.jsonl").read_bytes().splitlines()
+    kept = 4
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(b"\n".join([*good[:kept], *(line[: len(line) // 2] for line in good[kept:])]) + b"\n")
+    message = f"read {kept} of {len(good)} records ({len(good) - kept} lost)"
+    result = check(str(cut))
+    assert result.exit_code == 2
+    assert f"{cut}: error: {message}\n" in result.stderr
+    assert "only partly read" in result.stdout  # not a bare "no findings"
+    doc = json.loads(check("--format", "json", str(cut)).stdout)
+    assert doc["errors"] == [{"path": str(cut), "line": None, "message": message}]
+    assert doc["sessions"][0]["diagnostics"][-1] == {"level": "error", "line": None, "message": message}
+    # most of it read: a clean session as before
+    one_lost = tmp_path / "one.jsonl"
+    one_lost.write_bytes(b"\n".join([*good[:-1], good[-1][:20]]) + b"\n")
+    assert check(str(one_lost)).exit_code == 0
+
+
+def test_each_session_of_a_concatenated_stream_is_checked_on_its_own() -> None:
+    path = FIXTURES / "gemini-cli" / "stream-json-two-runs.jsonl"
+    result = check("--format", "json", str(path))
+    doc = json.loads(result.stdout)
+    assert [(s["path"], s["session_id"], s["events"]) for s in doc["sessions"]] == [
+        (str(path), "a41f0c2e-5b6d-4e7f-8a9b-0c1d2e3f4a5b", 5), (str(path), "b52a1d3f-6c7e-4f80-9bac-1d2e3f4a5b6c", 4)]
+    # read as one timeline the second run's launch would be a duplicate of the first run's
+    assert result.exit_code == 0 and all(s["findings"] == [] for s in doc["sessions"])

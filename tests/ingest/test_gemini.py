@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from analyzer.events import AssistantEvent, Level, SystemEvent, ToolEvent, UserEvent
-from analyzer.ingest import load
+from analyzer.ingest import load, load_all
 from analyzer.ingest.gemini import shell_result
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "gemini-cli"
@@ -126,3 +126,23 @@ def test_stream_json_bad_lines_orphans_and_concatenated_sessions(tmp_path: Path)
 def test_shell_result_block(text: str, ok: bool, output: str, code: int | None, pids: list[str]) -> None:
     res = shell_result(text, ok)
     assert (res.output, res.exit_code, res.pids) == (output, code, pids)
+
+
+def test_concatenated_runs_are_separate_sessions_with_the_files_line_numbers() -> None:
+    path = FIXTURES / "stream-json-two-runs.jsonl"
+    first, second = load_all(path)
+    assert (first.part, second.part, first.path, second.path) == (1, 2, str(path), str(path))
+    assert (first.name, second.name) == ("stream-json-two-runs.jsonl#1", "stream-json-two-runs.jsonl#2")
+    assert (first.session_id, second.session_id) == ("a41f0c2e-5b6d-4e7f-8a9b-0c1d2e3f4a5b",
+                                                     "b52a1d3f-6c7e-4f80-9bac-1d2e3f4a5b6c")
+    # the harness's prompt line before the first init belongs to the first run
+    assert [e.line for e in first.events] == [1, 3, 4, 6, 8]
+    assert [e.line for e in second.events] == [11, 12, 14, 16]
+    assert [e.index for e in second.events] == [0, 1, 2, 3]
+    assert (first.counts.records, first.counts.skipped, second.counts.records, second.counts.skipped) == (9, 2, 8, 2)
+    assert not first.diagnostics and not second.diagnostics
+    # load() keeps one timeline and marks where the second run starts
+    merged = load(path)
+    assert merged.part is None and len(merged.events) == 9 and merged.session_id == first.session_id
+    assert [(d.level, d.line) for d in merged.diagnostics] == [(Level.info, 10)]
+    assert load_all(STREAM)[0].part is None  # a file of one session: as load() reads it

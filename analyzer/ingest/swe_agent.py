@@ -4,7 +4,10 @@
 ``state``); ``history[]`` is the exact LLM message list, which repeats every step. When the
 trajectory has steps, it is the source of truth and the history only contributes what comes before
 the first step (system prompt, task); the rest of it is counted skipped, so no call is counted twice.
-A file without steps (a run that died early) is read from its history. A ``RetryAgent`` file
+A file without steps (a run that died early, or a 1.x file that carries only ``history``) is read
+from its history: each assistant ``action`` is a call, answered by the next observation, or in 1.x
+function calling by the ``tool`` item whose ``tool_call_ids`` names its call id (the ``ref``; an id a
+replayed run reuses is not one); ``thinking_blocks`` are its thinking. A ``RetryAgent`` file
 (``attempts[]``) is read attempt after attempt.
 
 Each action runs in the agent's bash session. Its first word decides what it is: SWE-agent's own
@@ -45,6 +48,8 @@ CONTROL_COMMANDS = frozenset({
 """SWE-agent commands that end the run or drive EnIGMA's debugger and network tools."""
 
 _PROCESS_DONE = re.compile(r"///PROCESS-DONE:(-?\d+):PROCESS-DONE///")
+_HISTORY_KEYS = frozenset({"message_type", "agent", "action", "thought", "tool_call_ids"})
+"""Keys of ``HistoryItem`` (sweagent/types.py) that a generic chat message does not have."""
 
 
 def _is_step(value: Any) -> bool:
@@ -66,9 +71,12 @@ def detect(path: Path, head: bytes) -> str | None:
             steps or "history" in traj or "info" in traj):
         return "JSON object with a `trajectory` of action/observation steps"
     history = traj.get("history")
-    if isinstance(history, list) and ("environment" in traj or "info" in traj) and history \
-            and isinstance(history[0], dict) and "role" in history[0]:
+    if not (isinstance(history, list) and history and isinstance(history[0], dict) and "role" in history[0]):
+        return None
+    if "environment" in traj or "info" in traj:
         return "JSON object with an SWE-agent `history` and `environment`/`info`"
+    if any(isinstance(h, dict) and _HISTORY_KEYS & h.keys() for h in history[:4]):
+        return "JSON object with an SWE-agent `history` (items with `message_type`/`agent`/`action`)"
     return None
 
 
@@ -161,8 +169,11 @@ class _Reader:
         self.b.add(action_event(step["action"], output, {**common, "cwd": cwd}))
 
     def history(self, items: Iterable[tuple[int, Any]]) -> None:
-        """History items as a conversation: an assistant action, then its observation."""
+        """History items as a conversation: an assistant action, then its observation. A 1.x
+        function-calling observation (role ``tool``) names its action in ``tool_call_ids``."""
         last: ToolEvent | None = None
+        by_ref: dict[str, ToolEvent] = {}
+        actions: list[ToolEvent] = []
         for line, item in items:
             self.b.records += 1
             if not isinstance(item, dict):
@@ -174,29 +185,45 @@ class _Reader:
                 continue
             common: dict[str, Any] = {"line": line}
             text = text_of(item.get("content"))
+            ids = [str(i) for i in as_list(item.get("tool_call_ids"))]
+            answered = by_ref.pop(ids[0], None) if ids else None
+            if answered is None and last is not None and last.output is None:
+                answered = last
             if role == "system":
                 self.b.add(SystemEvent(subtype="prompt", text=text, **common))
             elif role == "assistant":
                 last = self._history_action(item, text, common)
-            elif last is not None and last.output is None:
-                last.output = text  # the observation of the action before it
-                last.result_line = line
+                if last is not None:
+                    actions.append(last)
+                    if last.ref is not None:
+                        by_ref[last.ref] = last
+            elif answered is not None and answered.output is None:
+                answered.output = text  # the observation of its action
+                answered.result_line = line
             elif role in ("user", "tool"):
-                self.b.add(UserEvent(text=text, **common))
+                # an observation that answers nothing is the harness talking, not the person
+                self.b.add(UserEvent(text=text, origin="meta" if role == "tool" else "prompt", **common))
             else:
                 self.b.diag(Level.warning, f"history item with unknown role {role!r}; skipped", line)
                 self.b.skipped += 1
+        counts = Counter(ev.ref for ev in actions if ev.ref)
+        for ev in actions:
+            if ev.ref and counts[ev.ref] > 1:
+                ev.ref = None  # a replayed run reuses ids: one that is not unique is not a reference
 
     def _history_action(self, item: dict[str, Any], text: str, common: dict[str, Any]) -> ToolEvent | None:
         thought = item["thought"] if isinstance(item.get("thought"), str) else text
-        if thought.strip():
-            self.b.add(AssistantEvent(text=thought.strip(), model=self.b.session.get("model"), **common))
+        thinking = "\n".join(str(b.get("thinking") or "") for b in as_list(item.get("thinking_blocks"))
+                             if isinstance(b, dict)) or None
+        if thought.strip() or thinking:
+            self.b.add(AssistantEvent(text=thought.strip(), thinking=thinking, model=self.b.session.get("model"),
+                                      **common))
         action = item.get("action")
         if not isinstance(action, str) or not action.strip():
             return None
-        calls = item.get("tool_calls") or []
+        calls = as_list(item.get("tool_calls"))
         ref = calls[0].get("id") if calls and isinstance(calls[0], dict) else None
-        ev = action_event(action, None, {**common, "ref": ref})
+        ev = action_event(action, None, {**common, "ref": str(ref) if ref is not None else None})
         self.b.add(ev)
         return ev
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from analyzer.events import Level, SystemEvent, ToolEvent, UserEvent
-from analyzer.ingest import load
+from analyzer.ingest import detect, load, swe_agent
 from analyzer.ingest.swe_agent import classify
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "swe-agent"
@@ -78,3 +78,62 @@ def test_enigma_exit_marker_attempts_and_bad_steps(tmp_path: Path) -> None:
 ])
 def test_classify_swe_agent_commands(action: str, expected: tuple[str, str]) -> None:
     assert classify(action) == expected
+
+
+def test_a_1x_history_only_file_pairs_observations_with_their_call_ids() -> None:
+    path = FIXTURES / "history-only-function-calling.traj"
+    fmt, why = detect(path)
+    assert fmt.NAME == "swe-agent" and "history" in why
+    s = load(path)
+    assert [e.kind for e in s.events[:2]] == ["system", "user"] and not s.diagnostics
+    view, launch, probe, stop, submit = tools(s)
+    assert (view.name, view.category, view.ref, view.line, view.result_line) == (
+        "str_replace_editor", "file", "toolu_01Vw3kHealth", 3, 4)
+    assert launch.command == "nohup uvicorn api.main:app --port 8000 > /tmp/api.log 2>&1 &"
+    assert (launch.ref, launch.output) == ("toolu_01Lh6Uvic", "OBSERVATION:\n[1] 4127")
+    said = s.events[s.events.index(launch) - 1]
+    assert said.kind == "assistant" and said.thinking == "A foreground server would block the shell until the timeout."
+    assert (probe.line, probe.result_line, probe.output) == (7, 8, "OBSERVATION:\n500")
+    assert stop.command == "kill %1" and (submit.name, submit.category) == ("submit", "other")
+    assert s.counts.records == 12 and s.counts.skipped == 0
+
+
+def test_history_observations_follow_their_tool_call_id_and_a_stray_one_is_not_the_user(tmp_path: Path) -> None:
+    def action(cid: str, cmd: str) -> dict[str, object]:
+        return {"role": "assistant", "content": "", "thought": "", "action": cmd, "message_type": "action",
+                "tool_calls": [{"id": cid, "type": "function", "function": {"name": "bash", "arguments": "{}"}}]}
+
+    def observation(cid: str, out: str) -> dict[str, object]:
+        return {"role": "tool", "content": out, "message_type": "observation", "tool_call_ids": [cid]}
+
+    p = tmp_path / "h.traj"
+    p.write_text(json.dumps({"history": [
+        {"role": "user", "content": "task", "agent": "main", "message_type": "observation"},
+        action("c1", "python -m http.server 8000 &"), action("c2", "curl -s localhost:8000"),
+        observation("c2", "<html>"), observation("c1", "[1] 90"), observation("c9", "late output"),
+    ]}))
+    s = load(p)
+    serve, curl = tools(s)
+    assert (serve.output, serve.result_line, curl.output, curl.result_line) == ("[1] 90", 5, "<html>", 4)
+    stray = s.events[-1]
+    assert isinstance(stray, UserEvent) and stray.origin == "meta" and stray.text == "late output"
+
+
+def test_a_history_of_plain_chat_messages_is_not_claimed(tmp_path: Path) -> None:
+    head = json.dumps({"history": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]})
+    assert swe_agent.detect(tmp_path / "x.json", head.encode()) is None
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("name", ["marshmallow-1867-function-calling.traj", "django-13344-uvicorn-timeout.traj",
+                                  "pydicom-1458-gpt4.traj", "ctf-web-i-got-id.traj"])
+def test_corpus_history_alone_gives_the_calls_of_the_steps(corpus: Path, tmp_path: Path, name: str) -> None:
+    """The same run read without its ``trajectory`` (what a history-only file holds): same calls and ids."""
+    doc = json.loads((corpus / "swe-agent" / name).read_text("utf-8"))
+    whole = load(corpus / "swe-agent" / name)
+    alone = tmp_path / name
+    alone.write_text(json.dumps({"history": doc["history"]}))
+    s = load(alone)
+    assert [(t.name, t.command, t.ref) for t in tools(s)] == [(t.name, t.command, t.ref) for t in tools(whole)]
+    assert [d for d in s.diagnostics if d.level is not Level.info] == []
+    assert sum(t.output is not None for t in tools(s)) >= len(tools(s)) - 1  # the last may have none

@@ -34,6 +34,10 @@ class IgnoredFailure(Rule):
         The user is told (or left to believe) that a server is up when it is not. The next hour is
         spent debugging the wrong thing.
 
+        Not flagged: an output the harness cut ("…N bytes truncated…", "[N characters truncated]"),
+        where the hidden part may show the server came back (a reloader's restart, a retry), and
+        a turn the user aborted before the agent said anything (an interrupt is not moving on).
+
     Known false positives:
         The agent may have looked at the failure in a way the analyzer does not see as such (a
         ``ps`` listing, a different log file).
@@ -53,9 +57,15 @@ class IgnoredFailure(Rule):
             at = failure.event
             if not any(isinstance(f, Launch | Kill) for f in world.facts_at(at)) and failure.launch_event is None:
                 continue
+            shown = events[at]
+            if isinstance(shown, ToolEvent) and shown.truncated:
+                continue  # the harness cut the output: what it hid may show the server came back
             acknowledged = False
             claimed: int | None = None
             for ev in events[at + 1:]:
+                if isinstance(ev, UserEvent) and ev.origin == "interrupt":
+                    acknowledged = True  # the turn was aborted: the agent was stopped, it did not move on
+                    break
                 if isinstance(ev, UserEvent) and ev.origin == "prompt":
                     break
                 if isinstance(ev, AssistantEvent) and ev.agent == events[at].agent and ev.text.strip():

@@ -23,8 +23,9 @@ events:
 
 Per-event keys: ``at`` (ISO time, or ``+SECONDS`` after the previous event), ``agent``,
 ``background`` (bool), ``task`` (background task id), ``interrupted``, ``is_error``, ``exit``,
-``output`` (default empty), ``no-result`` (the log has no result), ``ref``, ``by_user``,
-``example``.
+``output`` (default empty), ``no-result`` (the log has no result), ``truncated`` (the harness cut
+the output), ``ref``, ``by_user``, ``example``; on a ``user`` event ``origin`` (``interrupt``: the
+user stopped the agent's turn).
 """
 
 from __future__ import annotations
@@ -137,7 +138,7 @@ def session_from_node(path: Path, node: yaml.Node | None, doc: Any) -> Session:
         }
         kind = kinds[0]
         if kind == "user":
-            b.add(UserEvent(text=str(item["user"]), **common))
+            b.add(UserEvent(text=str(item["user"]), origin=item.get("origin", "prompt"), **common))
         elif kind == "assistant":
             b.add(AssistantEvent(text=str(item["assistant"]), model=doc.get("model"), **common))
         elif kind == "system":
@@ -165,6 +166,7 @@ def session_from_node(path: Path, node: yaml.Node | None, doc: Any) -> Session:
                 exit_code=exit_code,
                 is_error=item.get("is_error", exit_code not in (None, 0)),
                 interrupted=bool(item.get("interrupted", False)),
+                truncated=bool(item.get("truncated", False)),
                 background=bool(item.get("background", False)),
                 task_id=None if task is None else str(task),
                 by_user=bool(item.get("by_user", False)),

@@ -413,7 +413,7 @@ class MessageReader:
         roles = [m.get("role") if isinstance(m, dict) else None for m in messages]
         if any(isinstance(r, str) and r.startswith("assistant-subagent-acompact") for r in roles):
             self.main_keys = {_copy_key(r, m) for r, m in zip(roles, messages, strict=True)
-                              if r in ROLES and isinstance(m, dict)}
+                              if isinstance(r, str) and r in ROLES and isinstance(m, dict)}
         first_copy: dict[str, int] = {}
         for n, msg in enumerate(messages, start=1):
             line = self.line or n
@@ -451,15 +451,17 @@ class MessageReader:
             self.builder.diag(Level.warning, f"tool result for unknown call id {ref}; dropped", result.line)
 
     @staticmethod
-    def _role(msg: dict[str, Any]) -> tuple[Any, str]:
+    def _role(msg: dict[str, Any]) -> tuple[str | None, str]:
         """(role, agent) of a message. A converter's ``assistant-subagent-<id>`` is any record of
         sub-agent ``<id>``; ``_metadata.original_role`` says which role it had there."""
         role = msg.get("role")
-        m = _SUBAGENT_ROLE.match(role) if isinstance(role, str) else None
+        if not isinstance(role, str):
+            return None, "main"
+        m = _SUBAGENT_ROLE.match(role)
         if m is None:
             return role, "main"
         original = as_dict(msg.get("_metadata")).get("original_role")
-        if original not in ROLES:
+        if not isinstance(original, str) or original not in ROLES:
             original = "tool" if msg.get("tool_call_id") is not None else "assistant"
         return original, m.group("agent")
 
@@ -492,6 +494,7 @@ class MessageReader:
             thinking.append(reasoning)
         for block in content if isinstance(content, list) else [content]:
             kind = block.get("type") if isinstance(block, dict) else None
+            kind = kind if isinstance(kind, str) else None
             if isinstance(block, dict) and kind in _CALL_BLOCKS:
                 ref = block.get("id") if block.get("id") is not None else block.get("tool_call_id")
                 raw = block["input"] if "input" in block else block.get("arguments")
@@ -587,10 +590,10 @@ def _messages_of(value: Any) -> list[Any] | None:
 
 
 def _first_line_document(data: bytes) -> bool:
-    """``data`` starts with a whole chat document on its first line and another line follows it: JSON
-    Lines, one conversation per line (a pretty-printed document's first line is not a whole value)."""
+    """``data`` starts with a whole chat document on its first line and more text follows: JSON Lines,
+    one conversation per line (a pretty-printed document's first line is not a whole value)."""
     first, newline, rest = data.partition(b"\n")
-    if not newline or rest.lstrip()[:1] not in (b"{", b"["):
+    if not newline or not rest.strip():
         return False
     doc = json_prefix(first)
     return doc is not None and doc.complete and bool(_messages_of(doc.value))

@@ -235,7 +235,7 @@ class _Reader:
                    and not h.get("is_demo") and isinstance(h.get("action"), str)]
         refs: list[str | None] = [None] * len(steps)
         for i, (step, item) in enumerate(zip(steps, actions, strict=False)):
-            calls = item.get("tool_calls") or []
+            calls = as_list(item.get("tool_calls"))
             same = isinstance(step, dict) and str(step.get("action", "")).strip() == item["action"].strip()
             if same and calls and isinstance(calls[0], dict) and calls[0].get("id"):
                 refs[i] = str(calls[0]["id"])

@@ -277,3 +277,17 @@ def test_corpus_compaction_copies_are_counted_not_read_twice(corpus: Path) -> No
     assert {e.agent for e in explore.events} == {"main", "a7886680bda69a7bb", "a5834323e9d5643a1",
                                                  "a29b80e5dbd69c767", "a4fc783d050d4743f"}
     assert explore.counts.skipped == 0
+
+
+def test_wrong_types_in_converted_records_do_not_stop_the_reader(tmp_path: Path) -> None:
+    p = write(tmp_path, {"messages": [
+        {"role": ["user"], "content": "a role that is a list"},
+        {"role": "assistant", "content": [{"type": ["tool_call"], "text": "a block type that is a list"}],
+         "tool_calls": {"id": "x"}, "_metadata": "not an object"},
+        {"role": "assistant-subagent-acompact-1", "content": 5, "_metadata": {"original_role": ["user"]}},
+        {"role": "tool", "tool_call_id": {"id": 1}, "content": [{"type": "tool_output", "text": 7}],
+         "metadata": [1]},
+    ], "meta": {"session_meta": "not an object"}})
+    s = load(p, format="chat")
+    assert [(d.level, d.line) for d in s.diagnostics] == [(Level.warning, 1), (Level.warning, 4)]
+    assert [(e.kind, e.agent) for e in s.events] == [("assistant", "main"), ("assistant", "acompact-1")]

@@ -137,3 +137,13 @@ def test_corpus_history_alone_gives_the_calls_of_the_steps(corpus: Path, tmp_pat
     assert [(t.name, t.command, t.ref) for t in tools(s)] == [(t.name, t.command, t.ref) for t in tools(whole)]
     assert [d for d in s.diagnostics if d.level is not Level.info] == []
     assert sum(t.output is not None for t in tools(s)) >= len(tools(s)) - 1  # the last may have none
+
+
+def test_a_history_action_with_tool_calls_of_the_wrong_type_is_still_read(tmp_path: Path) -> None:
+    p = tmp_path / "h.traj"
+    p.write_text(json.dumps({"history": [
+        {"role": "assistant", "content": "", "action": "ls", "tool_calls": {"id": "c1"}, "message_type": "action"},
+        {"role": "tool", "content": "a.txt", "tool_call_ids": "c1", "message_type": "observation"},
+    ]}))
+    (ls,) = tools(load(p))
+    assert (ls.command, ls.ref, ls.output) == ("ls", None, "a.txt")

@@ -61,6 +61,9 @@ class Config(BaseModel):
     """Default for ``check --fail-on``."""
     baseline: str | None = None
     """Baseline file of accepted findings (resolved against the config's folder)."""
+    guard: dict[str, Any] = Field(default_factory=dict)
+    """``[tool.analyzer.guard]``: the live guard's modes, log and idle time (validated by
+    ``analyzer.guard.settings``)."""
     source: str | None = None
     """The file this config was read from (set by the loader)."""
 

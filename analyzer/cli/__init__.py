@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "graph": ("analyzer.cli.graph", "Show every server instance, its states and the evidence."),
     "report": ("analyzer.cli.report", "Write a self-contained HTML postmortem of a session."),
     "batch": ("analyzer.cli.batch", "Analyze every session under folders: reports, index.html, findings.jsonl."),
+    "guard": ("analyzer.cli.guard", "Judge a shell command before an agent runs it (pre-tool hook), and install it."),
 }
 
 

@@ -1,0 +1,196 @@
+"""The warm per-user guard server: one Unix socket, one world per session, spaCy and the rules
+loaded once. The hook client starts it on first use (``python -m analyzer.guard.server``); it
+exits after ``idle`` seconds without a call. One call at a time: a hook waits for the one before
+(judging takes milliseconds once a session is warm).
+
+Wire format: the client sends one JSON line ``{"call": HookCall, "cwd": …}`` (or ``{"op":
+"stop"}``) and reads one JSON line back: ``{"verdict": Verdict, "log": path}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import json
+import os
+import socket
+import sys
+import time
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from analyzer.config import Config, find_config, load_config
+from analyzer.events import Event, ToolEvent, UserEvent
+from analyzer.guard.judge import LiveWorld, guard_analyzer, proposed
+from analyzer.guard.paths import IDLE_ENV, pid_path, runtime_dir, socket_path
+from analyzer.guard.settings import GuardSettings, guard_settings
+from analyzer.guard.tail import Tail, tail_for
+from analyzer.guard.verdict import HookCall, Verdict
+from analyzer.pipeline import Analyzer
+
+MAX_SESSIONS = 32
+"""Worlds kept warm; the least recently used goes first."""
+
+
+class SessionState:
+    """One session's world, kept current from its transcript and its hook calls."""
+
+    def __init__(self, call: HookCall, analyzer: Analyzer, settings: GuardSettings) -> None:
+        self.analyzer, self.settings = analyzer, settings
+        self.agent = call.agent
+        self.tail: Tail | None = tail_for(call.agent, call.transcript_path)
+        self.path = call.transcript_path or "(hooks)"
+        self.session_id = call.session_id
+        self.cwd = call.cwd
+        self.prompts: list[str] = []
+        """Prompts a hook delivered that the transcript does not show yet."""
+        self._new_world()
+
+    def _new_world(self) -> None:
+        self.live = LiveWorld(self.analyzer, self.settings, path=self.path, format=self.agent, agent=self.agent,
+                              session_id=self.session_id, cwd=self.cwd)
+        self.fed = 0
+
+    def sync(self) -> None:
+        """Take in what the transcript gained; settled events enter the kept world."""
+        if self.tail is None:
+            return
+        if self.tail.read():
+            self._new_world()
+        events = self.tail.events
+        while self.fed < len(events) and self.tail.settled(events[self.fed]):
+            ev = events[self.fed]
+            if isinstance(ev, UserEvent) and ev.text.strip() in self.prompts:
+                self.prompts.remove(ev.text.strip())
+            self.live.add(ev)
+            self.fed += 1
+
+    def handle(self, call: HookCall) -> Verdict:
+        if call.event == "prompt" and call.prompt:
+            if self.tail is None:
+                self.live.add(UserEvent(text=call.prompt))
+            else:
+                self.prompts.append(call.prompt.strip())
+            return Verdict()
+        if call.event == "post" and call.command:
+            if self.tail is None:
+                ev = proposed(call.command, call.tool_use_id, call.background)
+                ev.output, ev.exit_code = call.output or "", call.exit_code
+                self.live.add(ev)
+            else:
+                self.sync()
+            return Verdict()
+        if call.event != "pre" or not call.command:
+            return Verdict()
+        self.sync()
+        before: list[Event] = [UserEvent(text=p) for p in self.prompts]
+        if self.tail is not None:
+            # the transcript may already hold the call being judged: it is the proposed event
+            before += [ev for ev in self.tail.events[self.fed:]
+                       if not (isinstance(ev, ToolEvent) and call.tool_use_id and ev.ref == call.tool_use_id)]
+        return self.live.judge(proposed(call.command, call.tool_use_id, call.background), before)
+
+
+class Server:
+    def __init__(self) -> None:
+        self.sessions: OrderedDict[tuple[str, str, str], SessionState] = OrderedDict()
+        self.configs: dict[str, tuple[Analyzer, GuardSettings]] = {}
+
+    def config_for(self, cwd: str | None) -> tuple[str, Analyzer, GuardSettings]:
+        path = find_config(Path(cwd)) if cwd and Path(cwd).is_dir() else None
+        key = str(path or "")
+        if key not in self.configs:
+            config = load_config(path) if path else Config()
+            self.configs[key] = (guard_analyzer(config), guard_settings(config))
+        return key, *self.configs[key]
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        call = HookCall.from_dict(request.get("call") or {})
+        key, analyzer, settings = self.config_for(call.cwd)
+        skey = (call.agent, call.session_id or call.transcript_path or "(none)", key)
+        state = self.sessions.get(skey)
+        if state is None:
+            state = self.sessions[skey] = SessionState(call, analyzer, settings)
+            while len(self.sessions) > MAX_SESSIONS:
+                self.sessions.popitem(last=False)
+        self.sessions.move_to_end(skey)
+        verdict = state.handle(call)
+        return {"verdict": verdict.to_dict(), "log": settings.log}
+
+    def idle(self) -> float:
+        if os.environ.get(IDLE_ENV):
+            return float(os.environ[IDLE_ENV])
+        return min((s.idle for _, s in self.configs.values()), default=GuardSettings().idle)
+
+
+def _read_line(conn: socket.socket) -> bytes:
+    chunks = []
+    while True:
+        chunk = conn.recv(1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        if chunk.endswith(b"\n"):
+            break
+    return b"".join(chunks)
+
+
+def serve(folder: Path) -> int:
+    """Run until idle; 0 also when another server already holds the folder's lock."""
+    lock = open(folder / "guard.lock", "w")  # noqa: SIM115 - held for the server's whole life
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return 0  # another server is up: the client will reach it
+    sock_path = socket_path(folder)
+    with contextlib.suppress(FileNotFoundError):
+        sock_path.unlink()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(str(sock_path))
+    os.chmod(sock_path, 0o600)
+    sock.listen(16)
+    pid_path(folder).write_text(str(os.getpid()))
+    server = Server()
+    last = time.monotonic()
+    try:
+        while True:
+            sock.settimeout(max(0.05, server.idle() - (time.monotonic() - last)))
+            try:
+                conn, _ = sock.accept()
+            except TimeoutError:
+                break
+            last = time.monotonic()
+            with conn:
+                conn.settimeout(30)
+                try:
+                    request = json.loads(_read_line(conn) or b"{}")
+                    if request.get("op") == "stop":
+                        conn.sendall(b'{"stopped": true}\n')
+                        break
+                    reply = server.handle(request)
+                except Exception as exc:  # one bad call never takes the server down
+                    reply = {"verdict": Verdict(error=f"{type(exc).__name__}: {exc}").to_dict()}
+                with contextlib.suppress(OSError):
+                    conn.sendall(json.dumps(reply).encode() + b"\n")
+            last = time.monotonic()
+    finally:
+        sock.close()
+        with contextlib.suppress(FileNotFoundError):
+            sock_path.unlink()
+        with contextlib.suppress(FileNotFoundError):
+            pid_path(folder).unlink()
+        lock.close()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m analyzer.guard.server")
+    parser.add_argument("--dir", type=Path, default=None, help="socket folder (default: the per-user one)")
+    args = parser.parse_args(argv)
+    return serve(args.dir or runtime_dir())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""Reading the transcript a hook points at, as it grows.
+
+Claude Code's JSONL is read incrementally: only the bytes added since the last call, through the
+Claude Code reader's own per-entry code, so a 50 MB transcript costs its size once and then only
+what each turn adds. Other formats (Codex rollouts, Gemini CLI chat files) are read whole again
+when their size or mtime changed: their readers pair records across the file.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Protocol
+
+import orjson
+
+from analyzer.events import Event, ToolEvent
+from analyzer.ingest import load
+from analyzer.ingest.base import IngestError, SessionBuilder
+from analyzer.ingest.claude_code import _File, _Reader
+
+
+class Tail(Protocol):
+    def read(self) -> bool:
+        """Take in what the file gained; True when the events before were replaced (start over)."""
+        ...
+
+    @property
+    def events(self) -> list[Event]:
+        ...
+
+    def settled(self, ev: Event) -> bool:
+        """Whether ``ev`` is final (a shell call whose result is in)."""
+        ...
+
+
+class ClaudeTail:
+    """A Claude Code transcript read from where the last call stopped (whole lines only)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._reset()
+
+    def _reset(self) -> None:
+        self.offset = 0
+        self.line = 0
+        self.builder = SessionBuilder(path=self.path, format="claude-code")
+        self.reader = _Reader(self.builder, set())
+        self.file = _File(path=self.path, source=None, agent=None)
+
+    @property
+    def events(self) -> list[Event]:
+        return self.file.events
+
+    def settled(self, ev: Event) -> bool:
+        return not (isinstance(ev, ToolEvent) and ev.ref is not None and ev.ref in self.file.pending)
+
+    def read(self) -> bool:
+        try:
+            size = os.stat(self.path).st_size
+        except OSError:
+            return False
+        restarted = size < self.offset  # rewritten or truncated: read it again from the start
+        if restarted:
+            self._reset()
+        if size == self.offset:
+            return restarted
+        with open(self.path, "rb") as f:
+            f.seek(self.offset)
+            data = f.read(size - self.offset)
+        end = data.rfind(b"\n") + 1  # a line still being written is read next time
+        for raw in data[:end].splitlines():
+            self.line += 1
+            if not raw.strip():
+                continue
+            try:
+                value = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                continue  # the batch reader's diagnostics are for `check`; the guard reads on
+            if isinstance(value, dict):
+                try:
+                    self.reader.entry(value, self.line, self.file)
+                except (TypeError, ValueError, AttributeError, KeyError):
+                    continue
+        self.offset += end
+        return restarted
+
+
+class ReloadTail:
+    """Any other format: read whole again when the file changed."""
+
+    def __init__(self, path: Path, format: str | None = None) -> None:
+        self.path = path
+        self.format = format
+        self.stamp: tuple[int, int] | None = None
+        self._events: list[Event] = []
+
+    @property
+    def events(self) -> list[Event]:
+        return self._events
+
+    def settled(self, ev: Event) -> bool:
+        return not (isinstance(ev, ToolEvent) and ev.command is not None and ev.output is None
+                    and ev.exit_code is None and ev is self._events[-1])
+
+    def read(self) -> bool:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return False
+        stamp = (st.st_size, st.st_mtime_ns)
+        if stamp == self.stamp:
+            return False
+        self.stamp = stamp
+        try:
+            self._events = list(load(self.path, self.format).events)
+        except IngestError:
+            self._events = []
+        return True
+
+
+def tail_for(agent: str, path: str | None) -> Tail | None:
+    """The reader for a hook's ``transcript_path`` (None: the hooks are the only record)."""
+    if not path or not Path(path).is_file():
+        return None
+    if agent == "claude-code":
+        return ClaudeTail(Path(path))
+    return ReloadTail(Path(path), {"codex": "codex", "gemini": "gemini-cli"}.get(agent))

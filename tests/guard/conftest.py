@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from analyzer.events import ToolEvent
+from analyzer.ingest import load
+from tests.conftest import FIXTURES
+
+SEEDS = FIXTURES / "seeds"
+
+
+@pytest.fixture
+def guard_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private socket folder and decision log; the server a test started is stopped after it."""
+    folder = Path(os.environ.get("TMPDIR", "/tmp")) / f"ag-{os.getpid()}-{time.monotonic_ns() % 10**9}"
+    folder.mkdir(mode=0o700)  # short: a Unix socket path has ~100 bytes
+    monkeypatch.setenv("ANALYZER_GUARD_DIR", str(folder))
+    monkeypatch.setenv("ANALYZER_GUARD_LOG", str(tmp_path / "guard.jsonl"))
+    monkeypatch.setenv("ANALYZER_GUARD_IDLE", "30")
+    yield folder
+    from analyzer.guard.client import stop_server
+
+    stop_server(folder)
+    pid_file = folder / "guard.pid"
+    if pid_file.exists():  # it did not stop when asked: end it (only the one this test started)
+        with contextlib.suppress(ProcessLookupError, ValueError):
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    for f in folder.iterdir():
+        f.unlink()
+    folder.rmdir()
+
+
+def transcript_before(seed: str, index: int, dest: Path) -> tuple[Path, ToolEvent]:
+    """The seed's Claude Code transcript as it stood when the call at event ``index`` was proposed
+    (every line before the one holding it), and that call."""
+    src = SEEDS / f"{seed}.jsonl"
+    ev = load(src).events[index]
+    assert isinstance(ev, ToolEvent) and ev.command and ev.line
+    lines = src.read_bytes().splitlines(keepends=True)
+    dest.write_bytes(b"".join(lines[: ev.line - 1]))
+    return dest, ev

@@ -1,0 +1,107 @@
+"""The hook command run exactly as an agent runs it: a subprocess with the hook JSON on stdin,
+answering from the warm server it starts (in a private folder, stopped after the test)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.guard.conftest import transcript_before
+
+ANALYZER = [sys.executable, "-c", "from analyzer.cli import main; main()"]
+
+
+def _hook(payload: dict[str, object], *args: str) -> subprocess.CompletedProcess[str]:
+    # a budget no loaded CI machine misses on a cold start (the default is for live use)
+    return subprocess.run([*ANALYZER, "guard", "--agent", "claude-code", "--timeout", "60", *args],
+                          input=json.dumps(payload),
+                          capture_output=True, text=True, timeout=120, env=os.environ.copy())
+
+
+def _claude_transcript(path: Path, token: str) -> str:
+    """A session that launched a uvicorn (a real Claude Code line shape) and got its result."""
+    launch = f"nohup uvicorn app:{token} --port 8765 > api.log 2>&1 &"
+    lines = [
+        {"type": "user", "uuid": "u1", "sessionId": "e2e", "timestamp": "2026-10-01T10:00:00Z", "cwd": str(path.parent),
+         "message": {"role": "user", "content": "Start the API on port 8765"}},
+        {"type": "assistant", "uuid": "a1", "sessionId": "e2e", "timestamp": "2026-10-01T10:00:01Z",
+         "message": {"id": "m1", "role": "assistant", "content": [
+             {"type": "tool_use", "id": "toolu_launch", "name": "Bash", "input": {"command": launch}}]}},
+        {"type": "user", "uuid": "u2", "sessionId": "e2e", "timestamp": "2026-10-01T10:00:02Z",
+         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_launch", "content": ""}]}},
+    ]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return launch
+
+
+@pytest.mark.skipif(shutil.which("pkill") is None or shutil.which("bash") is None, reason="needs bash and pkill")
+def test_self_matching_pkill_is_denied_and_really_kills_its_own_wrapper(guard_dir: Path, tmp_path: Path) -> None:
+    token = uuid.uuid4().hex[:12]
+    transcript = tmp_path / "e2e.jsonl"
+    _claude_transcript(transcript, token)
+    command = f"pkill -f 'uvicorn app:{token}'; nohup uvicorn app:{token} --port 8765 > api.log 2>&1 &"
+    payload = {"session_id": "e2e", "transcript_path": str(transcript), "cwd": str(tmp_path),
+               "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command},
+               "tool_use_id": "toolu_restart", "permission_mode": "default"}
+    out = _hook(payload)
+    assert out.returncode == 0, out.stderr
+    decision = json.loads(out.stdout)["hookSpecificOutput"]
+    assert decision["hookEventName"] == "PreToolUse" and decision["permissionDecision"] == "deny"
+    assert "its own shell" in decision["permissionDecisionReason"]
+    assert "fuser -k 8765/tcp (the uvicorn" in decision["permissionDecisionReason"]
+
+    # the prediction holds for a real wrapper: a bash -c whose text holds the pattern dies by it
+    wrapper = subprocess.run(["bash", "-c", f"pkill -f 'uvicorn app:{token}'; echo survived"],
+                             capture_output=True, text=True, timeout=30)
+    assert "survived" not in wrapper.stdout and wrapper.returncode != 0
+
+    log = [json.loads(line) for line in Path(os.environ["ANALYZER_GUARD_LOG"]).read_text().splitlines()]
+    assert [(r["verdict"], r["rule"], r["session"], r["command"]) for r in log] == [
+        ("deny", "over-broad-kill", "e2e", command)]
+    assert log[0]["latency_ms"] > 0 and log[0]["error"] is None
+
+
+def test_a_harmless_command_is_allowed_silently(guard_dir: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    _claude_transcript(transcript, "x")
+    out = _hook({"session_id": "e2e", "transcript_path": str(transcript), "cwd": str(tmp_path),
+                 "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git status"},
+                 "tool_use_id": "toolu_2"})
+    assert (out.returncode, out.stdout, out.stderr) == (0, "", "")
+
+
+def test_seed_kill_after_ready_asks_through_the_hook(guard_dir: Path, tmp_path: Path) -> None:
+    path, ev = transcript_before("000-kill-after-ready", 8, tmp_path / "t.jsonl")
+    out = _hook({"session_id": "seed0", "transcript_path": str(path), "cwd": str(tmp_path),
+                 "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": ev.command},
+                 "tool_use_id": ev.ref})
+    decision = json.loads(out.stdout)["hookSpecificOutput"]
+    assert decision["permissionDecision"] == "ask"
+    assert "ready and in use" in decision["permissionDecisionReason"]
+
+
+def test_fails_open_when_the_guard_cannot_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    monkeypatch.setenv("ANALYZER_GUARD_DIR", str(blocker / "sub"))  # cannot be created
+    monkeypatch.setenv("ANALYZER_GUARD_LOG", str(tmp_path / "guard.jsonl"))
+    out = _hook({"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                 "tool_input": {"command": "pkill -f python"}, "tool_use_id": "t"})
+    assert (out.returncode, out.stdout) == (0, "")
+    record = json.loads((tmp_path / "guard.jsonl").read_text())
+    assert record["verdict"] == "allow" and record["error"]
+
+
+def test_malformed_hook_input_is_allowed_and_logged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANALYZER_GUARD_LOG", str(tmp_path / "guard.jsonl"))
+    out = subprocess.run([*ANALYZER, "guard", "--agent", "claude-code"], input="{truncated",
+                         capture_output=True, text=True, timeout=60)
+    assert (out.returncode, out.stdout) == (0, "")
+    assert "unreadable hook input" in json.loads((tmp_path / "guard.jsonl").read_text())["error"]

@@ -1,0 +1,134 @@
+"""Each agent's recorded hook inputs (written from its hooks documentation) and the exact replies."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from analyzer.guard.agents import AGENTS
+from analyzer.guard.verdict import Decision, HookCall, Verdict
+
+CMD = "pkill -f uvicorn; nohup uvicorn app:api --port 8000 &"
+REASON = "[analyzer guard: over-broad-kill] … Instead: kill 51234 (the uvicorn on local:8000)."
+
+CLAUDE_PRE = {
+    "session_id": "abc123", "transcript_path": "/home/u/.claude/projects/p/abc123.jsonl", "cwd": "/home/u/p",
+    "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+    "tool_input": {"command": CMD, "description": "Restart the API", "run_in_background": True},
+    "tool_use_id": "toolu_01ABC",
+}
+CODEX_PRE = {
+    "session_id": "0199-thread", "transcript_path": "/home/u/.codex/sessions/2026/10/01/rollout-x.jsonl",
+    "cwd": "/home/u/p", "hook_event_name": "PreToolUse", "model": "gpt-5-codex", "turn_id": "turn-3",
+    "tool_name": "Bash", "tool_input": {"command": CMD}, "tool_use_id": "call_77",
+}
+GEMINI_PRE = {
+    "session_id": "g-1", "transcript_path": "/home/u/.gemini/tmp/h/chats/session-1.json", "cwd": "/home/u/p",
+    "hook_event_name": "BeforeTool", "timestamp": "2026-10-01T10:00:00Z", "tool_name": "run_shell_command",
+    "tool_input": {"command": CMD, "description": "restart"},
+}
+CURSOR_PRE = {
+    "conversation_id": "c-9", "generation_id": "g-2", "hook_event_name": "beforeShellExecution",
+    "command": CMD, "cwd": "/home/u/p", "workspace_roots": ["/home/u/p"],
+}
+PRE = {"claude-code": CLAUDE_PRE, "codex": CODEX_PRE, "gemini": GEMINI_PRE, "cursor": CURSOR_PRE}
+SESSION = {"claude-code": "abc123", "codex": "0199-thread", "gemini": "g-1", "cursor": "c-9"}
+
+
+@pytest.mark.parametrize("agent", sorted(PRE))
+def test_pre_tool_input_becomes_a_call_to_judge(agent: str) -> None:
+    call = AGENTS[agent].parse(PRE[agent])
+    assert (call.event, call.command, call.session_id, call.cwd) == ("pre", CMD, SESSION[agent], "/home/u/p")
+
+
+def test_claude_code_keeps_the_tool_use_id_and_background_flag() -> None:
+    call = AGENTS["claude-code"].parse(CLAUDE_PRE)
+    assert (call.tool_use_id, call.background, call.transcript_path) == (
+        "toolu_01ABC", True, "/home/u/.claude/projects/p/abc123.jsonl")
+
+
+EXPECTED_DENY = {
+    "claude-code": (json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                                       "permissionDecisionReason": REASON}}), "", 0),
+    "codex": ("", REASON, 2),
+    "gemini": (json.dumps({"decision": "deny", "reason": REASON}), "", 0),
+    "cursor": (json.dumps({"permission": "deny", "user_message": REASON, "agent_message": REASON}), "", 0),
+}
+
+
+ASK_NOTE = "\n(Blocked until the user agrees: ask them, then run it again if they say so.)"
+EXPECTED_ASK = {
+    "claude-code": (json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask",
+                                                       "permissionDecisionReason": REASON}}), "", 0),
+    # no "ask" in these protocols: the call is blocked and the reason says to ask the user
+    "codex": ("", REASON + ASK_NOTE, 2),
+    "gemini": (json.dumps({"decision": "deny", "reason": REASON + ASK_NOTE}), "", 0),
+    "cursor": (json.dumps({"permission": "ask", "user_message": REASON, "agent_message": REASON}), "", 0),
+}
+
+
+@pytest.mark.parametrize("agent", sorted(PRE))
+@pytest.mark.parametrize(("decision", "expected"), [("deny", EXPECTED_DENY), ("ask", EXPECTED_ASK)])
+def test_block_in_each_protocol(agent: str, decision: Decision, expected: dict[str, tuple[str, str, int]]) -> None:
+    call = AGENTS[agent].parse(PRE[agent])
+    reply = AGENTS[agent].answer(Verdict(decision, "over-broad-kill", REASON), call)
+    assert (reply.stdout, reply.stderr, reply.exit_code) == expected[agent]
+
+
+@pytest.mark.parametrize("agent", sorted(PRE))
+def test_allow_changes_nothing(agent: str) -> None:
+    call = AGENTS[agent].parse(PRE[agent])
+    reply = AGENTS[agent].answer(Verdict(), call)
+    expected = json.dumps({"permission": "allow"}) if agent == "cursor" else ""
+    assert (reply.stdout, reply.stderr, reply.exit_code) == (expected, "", 0)
+
+
+@pytest.mark.parametrize("agent", sorted(PRE))
+def test_warn_lets_the_command_run(agent: str) -> None:
+    call = AGENTS[agent].parse(PRE[agent])
+    reply = AGENTS[agent].answer(Verdict("warn", "duplicate-launch", REASON), call)
+    assert reply.exit_code == 0
+    out = json.loads(reply.stdout)
+    assert out == ({"permission": "allow", "user_message": REASON} if agent == "cursor"
+                   else {"systemMessage": REASON})
+
+
+@pytest.mark.parametrize(("agent", "payload", "event", "field", "value"), [
+    ("claude-code", {"session_id": "s", "hook_event_name": "UserPromptSubmit", "prompt": "Ready"},
+     "prompt", "prompt", "Ready"),
+    ("claude-code", {"session_id": "s", "hook_event_name": "PostToolUse", "tool_name": "Bash",
+                     "tool_input": {"command": "curl -sf localhost:8000/health"}, "tool_use_id": "toolu_2",
+                     "tool_response": {"stdout": "{\"ok\":true}", "stderr": "", "interrupted": False}},
+     "post", "output", "{\"ok\":true}"),
+    ("codex", {"session_id": "s", "turn_id": "t", "hook_event_name": "UserPromptSubmit", "prompt": "Ready"},
+     "prompt", "prompt", "Ready"),
+    ("gemini", {"session_id": "s", "hook_event_name": "BeforeAgent", "prompt": "Ready"}, "prompt", "prompt", "Ready"),
+    ("gemini", {"session_id": "s", "hook_event_name": "AfterTool", "tool_name": "run_shell_command",
+                "tool_input": {"command": "curl -sf localhost:8000"},
+                "tool_response": {"llmContent": "ok", "returnDisplay": "ok"}},
+     "post", "output", "ok\nok"),
+    ("cursor", {"conversation_id": "c", "hook_event_name": "beforeSubmitPrompt", "prompt": "Ready"},
+     "prompt", "prompt", "Ready"),
+    ("cursor", {"conversation_id": "c", "hook_event_name": "afterShellExecution", "command": "curl -sf :8000",
+                "output": "ok", "duration": 12}, "post", "output", "ok"),
+])
+def test_state_keeping_hooks(agent: str, payload: dict[str, object], event: str, field: str, value: str) -> None:
+    call = AGENTS[agent].parse(payload)
+    assert call.event == event and getattr(call, field) == value
+    # they never block
+    assert AGENTS[agent].answer(Verdict("deny", "x", "no"), call).exit_code == 0
+
+
+@pytest.mark.parametrize("agent", sorted(PRE))
+@pytest.mark.parametrize("payload", [
+    {},  # nothing
+    {"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {"file_path": "/x"}},  # not a shell
+    {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": 42}},  # wrong type
+    {"hook_event_name": "BeforeTool", "tool_name": "run_shell_command", "tool_input": "rm"},
+    {"hook_event_name": "beforeShellExecution", "command": ["ls"]},
+])
+def test_other_or_malformed_payloads_are_not_judged(agent: str, payload: dict[str, object]) -> None:
+    call = AGENTS[agent].parse(payload)
+    assert call.event == "other"
+    assert isinstance(call, HookCall)

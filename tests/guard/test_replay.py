@@ -1,0 +1,79 @@
+"""The guard, fed each session command by command as its hooks would see it (no output yet), blocks
+exactly where ``check`` reports over-broad-kill, kill-after-ready or duplicate-launch on that command,
+and allows every other command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from analyzer.events import ToolEvent
+from analyzer.guard.judge import guard_analyzer
+from analyzer.guard.replay import replay
+from analyzer.ingest import FORMATS, IngestError, detect, load
+from analyzer.lifecycle.facts import ModelDisagreement
+from analyzer.pipeline import Analyzer
+from tests.conftest import CORPUS
+from tests.guard.conftest import SEEDS
+
+
+@pytest.fixture(scope="module")
+def analyzer() -> Analyzer:
+    return guard_analyzer()
+
+
+def _compare(path: Path, analyzer: Analyzer) -> tuple[dict[int, str], dict[int, str], int]:
+    """(check's findings on shell commands, the guard's blocks, commands judged). A block where
+    the command's own output contradicted the kill model (a shell that survived its pattern) is
+    left out: no pre-tool hook can see that output, and the guard learns from it for the rest
+    of the session."""
+    session = load(path)
+    analysis = analyzer.analyze_session(session)
+    shell = {e.index for e in session.events if isinstance(e, ToolEvent) and e.command is not None}
+    expected = {f.anchor.index: f.rule for f in analysis.findings if f.anchor.index in shell}
+    verdicts = list(replay(session, analyzer))
+    assert not [v.error for _, v in verdicts if v.error]
+    observed = {f.event for f in analysis.world.facts_of(ModelDisagreement) if f.instance is None}
+    blocked = {i: v.rule or "" for i, v in verdicts if v.blocks and not (i in observed and i not in expected)}
+    return expected, blocked, len(verdicts)
+
+
+@pytest.mark.parametrize("seed", sorted(p.name for p in SEEDS.glob("*.jsonl")))
+def test_seed_replay_blocks_exactly_where_check_reports(seed: str, analyzer: Analyzer) -> None:
+    expected, blocked, commands = _compare(SEEDS / seed, analyzer)
+    assert blocked == expected
+    assert commands > len(blocked)  # the other commands were judged and allowed
+
+
+def test_seed_incidents_are_blocked_with_their_rule(analyzer: Analyzer) -> None:
+    found = {seed: _compare(SEEDS / f"{seed}.jsonl", analyzer)[1] for seed in
+             ("000-kill-after-ready", "001-relaunch-after-ready", "002-restart-30001-teardown",
+              "004-restart-sglang-systemd")}
+    assert sorted(found["000-kill-after-ready"].values()) == ["kill-after-ready"]
+    assert sorted(found["001-relaunch-after-ready"].values()) == ["duplicate-launch"]
+    assert sorted(found["002-restart-30001-teardown"].values()) == ["over-broad-kill"]
+    assert found["004-restart-sglang-systemd"] == {}  # the negative control: a requested restart
+
+
+def _labelled() -> list[str]:
+    if not (CORPUS / "labels.yaml").is_file():
+        return []
+    files = []
+    for item in yaml.safe_load((CORPUS / "labels.yaml").read_text("utf-8")):
+        try:
+            fmt, _ = detect(CORPUS / item["file"])
+        except IngestError:
+            continue  # a format the analyzer does not read
+        if fmt in FORMATS.values():
+            files.append(item["file"])
+    return files
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("rel", _labelled() or ["(no corpus)"])
+def test_corpus_replay_blocks_exactly_where_check_reports(rel: str, corpus: Path, analyzer: Analyzer) -> None:
+    expected, blocked, _ = _compare(corpus / rel, analyzer)
+    assert {i: r for i, r in blocked.items() if i not in expected} == {}, "false blocks"
+    assert blocked == expected

@@ -1,0 +1,68 @@
+"""The transcript tail reads a growing Claude Code transcript into the same events as ``load``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from analyzer.events import Event, ToolEvent
+from analyzer.guard.tail import ClaudeTail, tail_for
+from analyzer.ingest import load
+from tests.guard.conftest import SEEDS
+
+
+def _shape(events: list[Event]) -> list[tuple[str, str | None, str | None, str | None]]:
+    return [(e.kind, getattr(e, "text", None) or getattr(e, "command", None),
+             getattr(e, "output", None), e.ref) for e in events]
+
+
+@pytest.mark.parametrize("seed", ["000-kill-after-ready", "002-restart-30001-teardown"])
+def test_growing_transcript_reads_like_the_whole_file(seed: str, tmp_path: Path) -> None:
+    data = (SEEDS / f"{seed}.jsonl").read_bytes()
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"")
+    tail = ClaudeTail(path)
+    step = max(1, len(data) // 7)  # cuts fall inside lines: a half-written line waits for the rest
+    for end in range(step, len(data) + step, step):
+        path.write_bytes(data[:end])
+        assert tail.read() is False
+    assert _shape(tail.events) == _shape(load(SEEDS / f"{seed}.jsonl").events)
+    assert all(tail.settled(e) for e in tail.events)
+
+
+def test_a_call_without_its_result_is_not_settled(tmp_path: Path) -> None:
+    src = SEEDS / "000-kill-after-ready.jsonl"
+    ev = next(e for e in load(src).events if isinstance(e, ToolEvent) and e.result_line)
+    assert ev.line and ev.result_line
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"".join(src.read_bytes().splitlines(keepends=True)[: ev.result_line - 1]))
+    tail = ClaudeTail(path)
+    tail.read()
+    last = tail.events[-1]
+    assert isinstance(last, ToolEvent) and last.ref == ev.ref and not tail.settled(last)
+
+
+def test_a_rewritten_transcript_is_read_again(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    data = (SEEDS / "000-kill-after-ready.jsonl").read_bytes()
+    path.write_bytes(data)
+    tail = ClaudeTail(path)
+    tail.read()
+    path.write_bytes(data[: len(data) // 2].rsplit(b"\n", 1)[0] + b"\n")
+    assert tail.read() is True
+    assert len(tail.events) < len(load(SEEDS / "000-kill-after-ready.jsonl").events)
+
+
+def test_bad_lines_do_not_stop_the_tail(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    good = (SEEDS / "000-kill-after-ready.jsonl").read_bytes()
+    path.write_bytes(b'{"type": "user", "message": 7}\n{not json\n\xff\xfe\n[1, 2]\n' + good)
+    tail = ClaudeTail(path)
+    tail.read()
+    assert _shape(tail.events) == _shape(load(SEEDS / "000-kill-after-ready.jsonl").events)
+
+
+def test_no_transcript_means_no_tail(tmp_path: Path) -> None:
+    assert tail_for("claude-code", None) is None
+    assert tail_for("claude-code", str(tmp_path / "missing.jsonl")) is None

@@ -81,12 +81,6 @@ class Builder:
         """background task id -> its latest launch (what a scan of the facts from the end finds)."""
         self._agent_process: killsem.Process | None = None
         """The agent's own process, made once (frozen, so every kill can share it)."""
-        self.task_bound: set[int] = set()
-        """Launch facts run in the foreground of a background task's shell: when the task ends,
-        they have ended (a ``nohup … &`` or ``up -d`` inside the task outlives it)."""
-        self.open_ups: dict[str, dict[int, str | None]] = {}
-        """instance id -> compose ``up`` invocations still running (launch fact -> its task id):
-        a harness-backgrounded or ``&``-backgrounded ``up`` runs on until its task ends."""
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -305,31 +299,14 @@ class Builder:
             self.task_launch[launch.task_id] = launch
         return fi
 
-    def start(self, fi: int, still_running: bool = False) -> None:
+    def start(self, fi: int) -> None:
         """A launch that ran: its process is live. Launched over a live starting or ready process
-        of the same identity, it is a duplicate; else the instance is starting.
-
-        Declarative launches reconcile: ``systemctl start`` of an active unit and ``docker compose
-        up`` of a running stack change nothing (or recreate what changed), so they are duplicates
-        only while an earlier ``up`` of the stack is itself still running (``still_running``: this
-        call's ``up`` goes on in the background)."""
+        of the same identity, it is a duplicate; else the instance is starting."""
         launch = self.w.facts[fi]
         assert isinstance(launch, Launch) and launch.instance
         inst = launch.instance
         lives = self.live.setdefault(inst, [])
         state = self.live_state(inst, launch.event)
-        if launch.server == "compose":
-            ups = self.open_ups.setdefault(inst, {})
-            if ups:
-                launch.duplicate_of = self.w.facts[max(ups)].event
-                self.w._edge(f"event:{launch.event}", f"event:{launch.duplicate_of}", "conflicts-with", fi)
-            else:
-                self.w._change(inst, "starting", fi, f"launched ({launch.label})")
-            if still_running:
-                ups[fi] = launch.task_id
-            lives.append(fi)
-            self.touch(inst)
-            return
         if lives and state in ("starting", "ready") and launch.server != "systemd":
             launch.duplicate_of = self.w.facts[lives[-1]].event
             self.w._edge(f"event:{launch.event}", f"event:{launch.duplicate_of}", "conflicts-with", fi)
@@ -583,8 +560,7 @@ class Builder:
                 self.apply_kill(kills[ref][0])
             elif what == "launch":
                 cmd, fi = ran[ref]
-                self.start(fi, still_running=ev.background or (cmd.background and not any(
-                    k.command_position > cmd.position for k, _ in kills)))
+                self.start(fi)
                 self.launch_outcome(ev, script, cmd, fi, dead)
             else:
                 self.probe_or_log(ev, probes[ref], probes[ref].host or "local")
@@ -607,9 +583,6 @@ class Builder:
         if not cmd.background and ev.output is not None and ev.exit_code not in (None, 0):
             self.fail_launch(ev, launch, fi, "exit", f"exit code {ev.exit_code}")
             return
-        if ev.background and not cmd.background and not self.w.catalog.detaches(launch.server, cmd) and not (
-                launch.server in _DETACHED_SERVERS and _detached(cmd, launch)):
-            self.task_bound.add(fi)
         if ev.background and output:
             self.log_evidence(ev, launch.instance, launch, output)
         elif _returned_in_foreground(ev, cmd, launch) and not self.w.catalog.detaches(launch.server, cmd):
@@ -659,8 +632,6 @@ class Builder:
             return
         launch = self.launch_of_task(ev.task_id or "")
         running = ev.exit_code is None and not re.search(r"<status>(?:completed|killed|failed)", ev.output or "")
-        if not running:
-            self.task_ended(ev.task_id or "")
         # "still running" says the process is alive, not that it serves: readiness comes from its log
         self.probe(ev, inst, "task-poll", f"task {ev.task_id}", True if running else None)
         if ev.output:
@@ -671,15 +642,7 @@ class Builder:
     def launch_of_task(self, task_id: str) -> Launch | None:
         return self.task_launch.get(task_id)  # Launch facts are only made by ``launch_of``
 
-    def task_ended(self, task_id: str) -> None:
-        """A background task is over: a compose ``up`` it ran is no longer running."""
-        for ups in self.open_ups.values():
-            for fi, tid in list(ups.items()):
-                if tid == task_id:
-                    del ups[fi]
-
     def on_task_stop(self, ev: ToolEvent) -> None:
-        self.task_ended(ev.task_id or "")
         inst = self.by_task.get(ev.task_id or "")
         launch = self.launch_of_task(ev.task_id or "")
         victims = []
@@ -691,7 +654,6 @@ class Builder:
         self.apply_kill(kill)
 
     def on_task_note(self, ev: SystemEvent) -> None:
-        self.task_ended(ev.task_id or "")
         inst = self.by_task.get(ev.task_id or "")
         launch = self.launch_of_task(ev.task_id or "")
         if inst is None or launch is None:
@@ -708,13 +670,6 @@ class Builder:
             self.w._edge(f"event:{ev.index}", f"instance:{inst}", "reports-failure", xi)
             if not lives:
                 self.w._change(inst, "failed", xi, f"task {ev.task_id} exited {ev.exit_code}")
-        elif fi in self.task_bound and (ev.status or "") in ("completed", "") and ev.exit_code is not None:
-            # the task's shell ran the server in its foreground: the task is over, so is the server
-            xi = self.w._add(Kill(event=ev.index, mechanism="task-ended", text=f"task {ev.task_id}",
-                                  detail=f"background task {ev.task_id} running the {launch.label} completed"))
-            lives.remove(fi)
-            if not lives:
-                self.w._change(inst, "stopped", xi, f"task {ev.task_id} completed")
 
 
 _KIND_FAMILY: dict[str, tuple[str, ...]] = {

@@ -2,7 +2,9 @@
 chat documents converted from Claude Code, Codex and opencode sessions.
 
 A JSON array of messages, bare or under a ``messages`` key (an API request body, a harness dump, a
-converter's ``{messages, meta}``), or JSON Lines with one such document per line.
+converter's ``{messages, meta}``), or JSON Lines with one such document per line: each line is a
+conversation of its own (``load_all()`` gives each as a session; ``load()`` one timeline, each start
+marked).
 
 * OpenAI: assistant ``tool_calls[{id, function{name, arguments}}]`` (``arguments`` is a JSON string)
   are answered by ``tool`` messages with the same ``tool_call_id``; the legacy ``function_call`` is
@@ -647,32 +649,42 @@ def _is_jsonl(path: Path) -> bool:
     return _first_line_document(first + after)
 
 
-def load(path: Path) -> Session:
+def _read(path: Path) -> SessionBuilder:
     b = SessionBuilder(path=path, format=NAME)
     if _is_jsonl(path):
-        return _load_lines(path, b)
+        _read_lines(path, b)
+        return b
     doc = load_document(path, b)
     if _messages_of(doc.value) is None:
         raise IngestError(path, "expected a JSON array of chat messages or an object with `messages`")
     _conversation(b, doc.value, None, doc)
-    return b.build()
+    return b
 
 
-def _load_lines(path: Path, b: SessionBuilder) -> Session:
-    """JSON Lines of chat documents: each line is a conversation of its own (its calls pair within it),
-    and every event of it has that line as its ``line``."""
+def load(path: Path) -> Session:
+    """The file as one timeline (the conversations of a JSON Lines file one after another, each start
+    marked)."""
+    return _read(path).build()
+
+
+def load_all(path: Path) -> list[Session]:
+    """One session per conversation of a JSON Lines file (one for a JSON document)."""
+    return _read(path).build_all()
+
+
+def _read_lines(path: Path, b: SessionBuilder) -> None:
+    """JSON Lines of chat documents: each line is a conversation, a session of its own
+    (``begin_part``), and every event of it has that line as its ``line``."""
     conversations = 0
     for rec in iter_jsonl(path, b):
         if _messages_of(rec.value) is None:
             b.diag(Level.error, "line is not a chat document (an array of messages or an object with "
                    "`messages`); skipped", rec.line)
             continue
-        b.records -= 1  # the line is counted as the messages in it
         conversations += 1
         if conversations > 1:
-            b.diag(Level.info, f"conversation {conversations} of this file starts here; read into the same "
-                   "timeline", rec.line)
+            b.begin_part(rec.line)  # its calls, ids and session fields are its own
+        b.records -= 1  # the line is counted as the messages in it
         _conversation(b, rec.value, rec.line)
     if not conversations:
         raise IngestError(path, "no line of this JSON Lines file is a chat document")
-    return b.build()

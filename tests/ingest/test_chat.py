@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from analyzer.events import AssistantEvent, Level, SystemEvent, ToolEvent, UserEvent
-from analyzer.ingest import IngestError, chat, load
+from analyzer.ingest import IngestError, chat, load, load_all
 from analyzer.ingest.chat import exit_code_in, json_prefix
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "chat"
@@ -206,6 +206,12 @@ def test_json_lines_hold_one_conversation_per_line() -> None:
     assert {e.line for e in s.events} == {1, 2}
     assert [(d.level, d.line) for d in s.diagnostics] == [(Level.info, 2)]
     assert s.counts.records == 9  # the messages, not the lines as well
+    # each conversation is a session of its own: one run's launch is no duplicate of another's
+    first, second = load_all(path)
+    assert (first.part, second.part) == (1, 2)
+    assert [e.kind for e in first.events] == ["system", "user", "tool", "assistant"]
+    assert [e.index for e in second.events] == [0, 1, 2, 3] and {e.line for e in second.events} == {2}
+    assert (first.counts.records, second.counts.records) == (5, 4)
 
 
 def test_a_bad_line_among_chat_documents_is_one_error_and_the_rest_loads(tmp_path: Path) -> None:
@@ -215,6 +221,7 @@ def test_a_bad_line_among_chat_documents_is_one_error_and_the_rest_loads(tmp_pat
     s = load(p)
     assert [(d.level, d.line) for d in s.diagnostics] == [(Level.error, 2), (Level.error, 3), (Level.info, 4)]
     assert [(e.kind, e.line) for e in s.events] == [("user", 1), ("user", 4)]
+    assert [len(part.diagnostics) for part in load_all(p)] == [2, 0]  # the bad lines are the first part's
 
 
 def test_one_compact_document_ending_in_a_newline_is_not_json_lines(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from analyzer.events import Session
 from analyzer.ingest import (
     aider,
+    antigravity,
     asciinema,
     chat,
     claude_code,
@@ -23,6 +24,7 @@ from analyzer.ingest import (
     gemini,
     opencode,
     openhands,
+    pi,
     specstory,
     superopen,
     swe_agent,
@@ -32,7 +34,7 @@ from analyzer.ingest.base import FormatModule, IngestError, paused_gc, read_head
 FORMATS: dict[str, FormatModule] = {
     m.NAME: m
     for m in (fixture, claude_code, codex, codex_exec, opencode, gemini, openhands, swe_agent, asciinema, specstory,
-              aider, superopen, cline_ui, cline_api, chat)
+              aider, superopen, cline_ui, cline_api, antigravity, pi, chat)
 }
 
 

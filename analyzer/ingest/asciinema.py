@@ -5,14 +5,18 @@ is ``[time, code, data]``: ``o`` output, ``i`` input, ``r`` resize, ``m`` marker
 status. v2 times count from the start, v3 times from the previous event; with a header
 ``timestamp`` every event gets a wall-clock time.
 
-There are no commands in a cast, only terminal bytes. The output is replayed through a small
-line-editing terminal (carriage return, backspace, cursor left/right, erase in line; escape
-sequences dropped; full-screen programs in the alternate screen skipped), and split into commands at
-the shell's prompts: readline and fish switch bracketed paste on (``ESC[?2004h``) before drawing the
-prompt and off (``ESC[?2004l``) when a line is accepted, so the text between the two is prompt and
-command, and the output after it runs to the next prompt. The prompt is what was drawn before the
-first keystroke (an ``i`` event, or output arriving a moment after the prompt). Recordings without
-those markers are split at lines that look like ``user@host:dir$ `` prompts.
+There are no commands in a cast, only terminal bytes. The output is replayed through pyte, a
+VT100/xterm emulator, so cursor movement, erasing, redrawn lines and completion menus end up as the
+screen showed them; rows are kept as they scroll off the top, a row longer than the screen is one
+line again, and a full-screen program on the alternate screen (``ESC[?1049h``: vim, htop, k9s)
+leaves nothing behind when it exits. The transcript is split into commands at the shell's prompts:
+readline and fish switch bracketed paste on (``ESC[?2004h``) before drawing the prompt and off
+(``ESC[?2004l``) when a line is accepted, so the text between the two is prompt and command, and
+the output after it runs to the next prompt. The prompt is what was drawn before the first
+keystroke (an ``i`` event, or output arriving a moment after the prompt). Recordings without those
+markers are split at lines that look like ``user@host:dir$ `` prompts. Memory stays bounded for any
+cast: the screen is at most 500x200, and of one command's output the first and last 10,000 rows are
+kept (the middle becomes one ``[… N lines elided …]`` row).
 
 Each command becomes a shell ``ToolEvent`` named ``terminal`` with ``by_user=True`` (a person typed
 it), its output, ``interrupted`` when ``^C`` shows in it, ``line`` = the record where it was entered
@@ -23,14 +27,17 @@ counted skipped.
 
 from __future__ import annotations
 
+import copy
 import re
+from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import orjson
+import pyte
 
 from analyzer.events import Level, Session, SystemEvent, ToolEvent
 from analyzer.ingest.base import (
@@ -45,38 +52,17 @@ from analyzer.ingest.base import (
 NAME = "asciinema"
 DESCRIPTION = "asciinema .cast v2/v3: terminal recording (header line + [time, code, data] events)"
 
-_TOKEN = re.compile(
-    r"\x1b\[(?P<params>[0-9;?<=>]*)[ -/]*(?P<final>[@-~])"  # CSI
-    r"|\x1b[\]kP_^X][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC, screen title, DCS…: up to BEL or ST
-    r"|\x1b[()*+#][\x20-\x7e]|\x1b[\x20-\x7e]"  # charset and other two-byte escapes
-    r"|(?P<ctl>[\x00-\x1f\x7f])"
-    r"|(?P<text>[^\x00-\x1f\x7f\x1b]+)"
-)
-_PARTIAL_ESCAPE = re.compile(r"\x1b(?:\[[0-9;?<=>]*[ -/]*|[\]kP_^X][^\x07\x1b]*)?$")
 _TYPING_GAP = 0.3
 """Seconds after a prompt starts beyond which more output is the user typing, not the prompt."""
 _PROMPT_LINE = re.compile(r"^(?P<prompt>(?:\([^)]*\) )?[\w.-]+@[\w.-]+[: ][^\n$#%]*[$#%] )(?P<cmd>.*)$")
 _PROMPT_END = re.compile(r"^.*?[$#%>❯»] ")
-
-
-@dataclass
-class _Line:
-    """The line being drawn: characters and a cursor."""
-
-    chars: list[str] = field(default_factory=list)
-    col: int = 0
-
-    def put(self, text: str) -> None:
-        for ch in text:
-            if self.col < len(self.chars):
-                self.chars[self.col] = ch
-            else:
-                self.chars.extend(" " * (self.col - len(self.chars)))
-                self.chars.append(ch)
-            self.col += 1
-
-    def text(self) -> str:
-        return "".join(self.chars).rstrip()
+_MAX_COLUMNS, _MAX_ROWS = 500, 200
+"""The emulated screen is the header's size, clamped: a hostile header cannot make it huge."""
+_MAX_KEPT_ROWS = 20_000
+"""Rows kept of one command's output; beyond, its middle is dropped (the reader's memory stays
+bounded by this and the screen size, whatever the cast's length)."""
+_ALT_SCREEN = {1049 << 5, 1047 << 5, 47 << 5}  # pyte shifts private mode numbers by 5
+_BRACKETED_PASTE = 2004 << 5
 
 
 @dataclass(frozen=True)
@@ -87,79 +73,123 @@ class _Mark:
     t: float
 
 
-class _Terminal:
-    """Replays output into committed lines; reports bracketed-paste switches to ``on_mode``."""
+class _Screen(pyte.Screen):
+    """pyte's screen, plus what a transcript needs: the rows that scroll off the top are kept (with
+    the record that pushed them off), the alternate screen of full-screen programs is drawn but
+    never kept (leaving it restores the shell's screen), and bracketed-paste switches are
+    reported to ``on_mode``.
 
-    def __init__(self, on_mode: Callable[[bool, _Mark], None]) -> None:
-        self.line = _Line()
-        self.lines: list[str] = []
-        self.marks: list[_Mark] = []
-        """Where each committed line was ended."""
-        self.alt = False
-        self.carry = ""
+    Rows have absolute numbers (rows scrolled off so far + the row on screen). Of the rows scrolled
+    off since ``base`` the first and last ``_MAX_KEPT_ROWS // 2`` are kept (``head``, ``tail``):
+    a command printing millions of lines costs no more memory than one printing 20,000."""
+
+    def __init__(self, columns: int, rows: int, on_mode: Callable[[bool], None]) -> None:
+        super().__init__(columns, rows)
+        self.base = 0
+        self.head: list[str] = []
+        self.tail: deque[str] = deque(maxlen=_MAX_KEPT_ROWS // 2)
+        self.total = 0
+        """Rows scrolled off the top so far."""
+        self.marks: dict[int, _Mark] = {}
+        """Absolute row → the record whose newline ended it (rows of the kept region only)."""
+        self.wrapping = False
+        self.wrapped: set[int] = set()
+        """Absolute rows whose text went on in the next row (it was longer than the screen)."""
+        self.at = _Mark(0, 0.0)
+        """The record being fed."""
         self.on_mode = on_mode
+        self.saved: tuple[dict[int, Any], Any] | None = None
+        """The shell's screen and cursor while a program draws on the alternate screen."""
 
-    def feed(self, data: str, at: _Mark) -> None:
-        data = self.carry + data
-        partial = _PARTIAL_ESCAPE.search(data)
-        self.carry = data[partial.start():] if partial else ""
-        if partial:
-            data = data[: partial.start()]
-        for m in _TOKEN.finditer(data):
-            if m.group("text") is not None:
-                if not self.alt:
-                    self.line.put(m.group("text"))
-            elif m.group("ctl") is not None:
-                self._control(m.group("ctl"), at)
-            elif m.group("final") is not None:
-                self._csi(m.group("params"), m.group("final"), at)
+    @property
+    def row(self) -> int:
+        return self.total + self.cursor.y
 
-    def commit(self, at: _Mark) -> None:
-        self.lines.append(self.line.text())
-        self.marks.append(at)
-        self.line = _Line()
+    def index(self) -> None:
+        if self.saved is None:
+            self.marks[self.row] = self.at
+            if self.wrapping:  # pyte wraps a full row: the text goes on below
+                self.wrapped.add(self.row)
+            top = self.margins.top if self.margins else 0
+            bottom = self.margins.bottom if self.margins else self.lines - 1
+            if self.cursor.y == bottom and top == 0:
+                line = self.buffer[0]  # not ``display``: that renders every row, on every newline
+                text = "".join(line[x].data for x in range(self.columns)).rstrip()
+                if not self.tail and len(self.head) < _MAX_KEPT_ROWS // 2:
+                    self.head.append(text)
+                else:
+                    self.tail.append(text)
+                self.total += 1
+        self.wrapping = False
+        super().index()
 
-    def _control(self, ch: str, at: _Mark) -> None:
-        if self.alt:
+    def carriage_return(self) -> None:
+        # pyte wraps with carriage_return() + linefeed() once a row is full
+        self.wrapping = self.cursor.x >= self.columns
+        super().carriage_return()
+
+    def set_mode(self, *modes: int, **kwargs: Any) -> None:
+        self._modes(modes, kwargs, on=True)
+        super().set_mode(*modes, **kwargs)
+
+    def reset_mode(self, *modes: int, **kwargs: Any) -> None:
+        self._modes(modes, kwargs, on=False)
+        super().reset_mode(*modes, **kwargs)
+
+    def _modes(self, modes: tuple[int, ...], kwargs: dict[str, Any], on: bool) -> None:
+        if not kwargs.get("private"):
             return
-        if ch == "\n":
-            self.commit(at)
-        elif ch == "\r":
-            self.line.col = 0
-        elif ch in "\b\x7f":
-            self.line.col = max(0, self.line.col - 1)
-        elif ch == "\t":
-            self.line.put(" " * (8 - self.line.col % 8))
+        shifted = {m << 5 for m in modes}
+        if shifted & _ALT_SCREEN:
+            if on and self.saved is None:
+                self.saved = (copy.deepcopy(self.buffer), copy.copy(self.cursor))
+            elif not on and self.saved is not None:
+                self.buffer.clear()
+                self.buffer.update(self.saved[0])
+                self.cursor = self.saved[1]
+                self.saved = None
+        if _BRACKETED_PASTE in shifted and self.saved is None:
+            self.on_mode(on)
 
-    def _csi(self, params: str, final: str, at: _Mark) -> None:
-        if params.startswith("?") and final in "hl":
-            modes = params[1:].split(";")
-            if {"1049", "1047", "47"} & set(modes):
-                self.alt = final == "h"
-            if "2004" in modes:
-                self.on_mode(final == "h", at)
+    def text_at(self, row: int) -> str:
+        """The cursor row's text before the cursor (what a prompt drew so far)."""
+        return self.display[self.cursor.y][: self.cursor.x].rstrip() if row == self.row else ""
+
+    def rows(self, start: int, end: int) -> list[str]:
+        """The text of absolute rows ``start`` to ``end`` (exclusive), with one ``[… N lines elided
+        …]`` row where a long output's middle was not kept."""
+        out: list[str] = []
+        head_end = self.base + len(self.head)
+        tail_start = self.total - len(self.tail)
+        out += self.head[max(start - self.base, 0): max(min(end, head_end) - self.base, 0)]
+        if start < tail_start and end > head_end and tail_start > head_end:
+            out.append(f"[… {tail_start - head_end} lines elided …]")
+        tail = list(self.tail)
+        out += tail[max(start - tail_start, 0): max(min(end, self.total) - tail_start, 0)]
+        display = self.display
+        out += [display[r - self.total].rstrip() for r in range(max(start, self.total), min(end, self.row + 1))]
+        return out
+
+    def forget_before(self, row: int) -> None:
+        """Rows before ``row`` are not needed any more (a command and its output were emitted)."""
+        if row <= self.base:
             return
-        if self.alt:
-            return
-        n = int(params) if params.isdigit() else None
-        line = self.line
-        if final == "K":
-            if n in (None, 0):
-                del line.chars[line.col:]
-            elif n == 1:
-                line.chars[: line.col] = [" "] * min(line.col, len(line.chars))
+        kept = self.rows(row, self.total) if row < self.total else []
+        self.base, self.head, self.tail = min(row, self.total), kept, deque(maxlen=_MAX_KEPT_ROWS // 2)
+        self.marks = {r: m for r, m in self.marks.items() if r >= row}
+        self.wrapped = {r for r in self.wrapped if r >= row}
+
+    def lines_of(self, start: int, end: int) -> list[str]:
+        """``rows(start, end)`` with each wrapped row joined to the row it went on in."""
+        out: list[str] = []
+        glue = False
+        for r, text in zip(range(start, end), self.rows(start, end), strict=False):
+            if glue and out:
+                out[-1] += text
             else:
-                line.chars.clear()
-        elif final == "C":
-            line.col += n or 1
-        elif final == "D":
-            line.col = max(0, line.col - (n or 1))
-        elif final == "G":
-            line.col = max(0, (n or 1) - 1)
-        elif final == "P":
-            del line.chars[line.col: line.col + (n or 1)]
-        elif final == "@":
-            line.chars[line.col: line.col] = [" "] * (n or 1)
+                out.append(text)
+            glue = r in self.wrapped
+        return out
 
 
 def detect(path: Path, head: bytes) -> str | None:
@@ -197,22 +227,24 @@ def _command_text(region: list[str], prompt: str | None) -> str:
 class _Running:
     command: str
     entered: _Mark
-    first_line: int
-    """Index of the first committed terminal line of its output."""
+    first_row: int
+    """Absolute screen row where its output starts."""
 
 
 class _Cast:
-    """Turns the replayed terminal into commands, as prompts come and go."""
+    """Turns the emulated terminal into commands, as prompts come and go."""
 
-    def __init__(self, b: SessionBuilder, start: datetime | None) -> None:
+    def __init__(self, b: SessionBuilder, start: datetime | None, columns: int, rows: int) -> None:
         self.b = b
         self.start = start
-        self.term = _Terminal(self._mode)
+        self.screen = _Screen(columns, rows, self._mode)
+        self.stream = pyte.Stream(self.screen)
+        self.at = _Mark(0, 0.0)
         self.prompt_at: _Mark | None = None
         self.prompt: str | None = None
         """The prompt's text, once typing has started after it."""
-        self.prompt_line = 0
-        """Index of the committed line the prompt is (or will be) on."""
+        self.prompt_row = 0
+        """Absolute row the prompt is (or will be) on."""
         self.running: _Running | None = None
         self.accepted = False
 
@@ -222,34 +254,40 @@ class _Cast:
     def output(self, data: str, at: _Mark) -> None:
         if self.prompt_at is not None and self.prompt is None and at.t - self.prompt_at.t > _TYPING_GAP:
             self._typing_starts()
-        self.term.feed(data, at)
+        self.at = self.screen.at = at
+        self.stream.feed(data)
 
     def keystroke(self) -> None:
         if self.prompt_at is not None and self.prompt is None:
             self._typing_starts()
 
     def _typing_starts(self) -> None:
-        self.prompt = self.term.line.text()
-        self.prompt_line = len(self.term.lines)
+        self.prompt = self.screen.text_at(self.screen.row)
+        self.prompt_row = self.screen.row
 
-    def _mode(self, on: bool, at: _Mark) -> None:
-        lines = self.term.lines
+    def _output_rows(self, first: int) -> list[str]:
+        """Rows from ``first`` to the cursor: the cursor row only if something was printed on it."""
+        screen = self.screen
+        end = screen.row + (1 if screen.cursor.x > 0 else 0)
+        return screen.lines_of(first, end)
+
+    def _mode(self, on: bool) -> None:
+        at, screen = self.at, self.screen
         if on:  # a prompt is about to be drawn: the command before it has finished
-            if self.term.line.text():
-                self.term.commit(at)
             if self.running is not None:
-                self._emit(self.running, lines[self.running.first_line:], at)
+                self._emit(self.running, self._output_rows(self.running.first_row), at)
                 self.running = None
-            self.prompt_at, self.prompt, self.prompt_line = at, None, len(lines)
+            self.prompt_at, self.prompt = at, None
+            self.prompt_row = screen.row
+            screen.forget_before(self.prompt_row)
             return
         self.accepted = True  # a line was accepted: the command starts
-        region = lines[self.prompt_line:]
-        if not region or self.term.line.text():
-            region = [*region, self.term.line.text()]
+        region = self._output_rows(self.prompt_row) or [""]
         text = _command_text(region, self.prompt)
         self.prompt_at = None
         if text and not text.endswith("^C"):
-            self.running = _Running(text, at, len(lines))
+            self.running = _Running(text, at, screen.row + (1 if screen.cursor.x > 0 else 0))
+        screen.forget_before(self.prompt_row)
 
     def _emit(self, cmd: _Running, output: list[str], done: _Mark | None) -> None:
         text = "\n".join(output).strip("\n")
@@ -260,25 +298,26 @@ class _Cast:
             result_ts=self.ts(done.t) if done else None,
         ))
 
-    def finish(self, at: _Mark) -> None:
+    def finish(self) -> None:
         """The recording ended: a command still running keeps what it printed."""
-        if self.term.line.text():
-            self.term.commit(at)
         if self.running is not None:
-            self._emit(self.running, self.term.lines[self.running.first_line:], None)
+            self._emit(self.running, self._output_rows(self.running.first_row), None)
         elif not self.accepted:
             self.b.diag(Level.info, "no bracketed-paste prompt markers: commands found by prompt shape")
             self._by_prompt_lines()
 
     def _by_prompt_lines(self) -> None:
         """Commands at ``user@host:dir$ `` lines, for shells that do not mark their prompts."""
-        lines, marks = self.term.lines, self.term.marks
+        screen = self.screen
+        first = screen.base
+        lines = self._output_rows(first)
         starts = [(i, m.group("cmd").strip()) for i, ln in enumerate(lines) if (m := _PROMPT_LINE.match(ln))]
         for k, (i, cmd) in enumerate(starts):
             if cmd:
                 end = starts[k + 1][0] if k + 1 < len(starts) else len(lines)
-                done = marks[end] if end < len(lines) else None  # the next prompt's line
-                self._emit(_Running(cmd, marks[i], i + 1), lines[i + 1:end], done)
+                entered = screen.marks.get(first + i, self.at)
+                done = screen.marks.get(first + end, self.at) if end < len(lines) else None
+                self._emit(_Running(cmd, entered, first + i + 1), lines[i + 1:end], done)
 
 
 def load(path: Path) -> Session:
@@ -291,7 +330,9 @@ def load(path: Path) -> Session:
     b.skipped += 1  # the header
     header: dict[str, Any] = first[1]
     relative = header["version"] == 3  # v3 times are intervals since the previous event
-    cast = _Cast(b, parse_ts(header.get("timestamp")))
+    term: dict[str, Any] = header["term"] if isinstance(header.get("term"), dict) else header
+    cast = _Cast(b, parse_ts(header.get("timestamp")), _size(term.get("cols", term.get("width")), 80, _MAX_COLUMNS),
+                 _size(term.get("rows", term.get("height")), 24, _MAX_ROWS))
     clock = 0.0
     at = _Mark(first[0], 0.0)
     for line, ev in records:
@@ -314,11 +355,20 @@ def load(path: Path) -> Session:
                               line=line, ts=cast.ts(clock)))
         elif code == "m":
             b.add(SystemEvent(subtype="marker", text=data, line=line, ts=cast.ts(clock)))
+        elif code == "r" and (m := re.fullmatch(r"\s*(\d+)x(\d+)\s*", data)):
+            b.skipped += 1  # the window was resized: later output wraps at the new width
+            cast.screen.resize(_size(m.group(2), 24, _MAX_ROWS), _size(m.group(1), 80, _MAX_COLUMNS))
         else:
-            b.skipped += 1  # resize, or a code this reader does not know
-    cast.finish(at)
+            b.skipped += 1  # a code this reader does not know
+    cast.finish()
     b.events.sort(key=lambda e: e.line or 0)  # a command is emitted when it ends: put it where it began
     return b.build()
+
+
+def _size(value: Any, default: int, limit: int) -> int:
+    """A screen dimension from the header or a resize: a positive int, at most ``limit``."""
+    n = int(value) if isinstance(value, int | str) and str(value).isdigit() else default
+    return min(max(n, 1), limit)
 
 
 def _records(path: Path, b: SessionBuilder) -> Iterator[tuple[int, Any]]:

@@ -68,3 +68,51 @@ def test_bad_event_lines_are_reported_and_the_rest_is_read(tmp_path: Path) -> No
     (ls,) = tools(s)
     assert (ls.command, ls.output, ls.ts) == ("ls", "a.txt", None)  # no header timestamp: no times
     assert [(d.level, d.line) for d in s.diagnostics] == [(Level.error, 3), (Level.error, 4)]
+
+
+def _cast(tmp_path: Path, *outputs: str, width: int = 80) -> Path:
+    """A v2 cast of the given output chunks, 0.5 s apart."""
+    lines = [json.dumps({"version": 2, "width": width, "height": 24})]
+    lines += [json.dumps([0.5 * (i + 1), "o", data]) for i, data in enumerate(outputs)]
+    p = tmp_path / "t.cast"
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+PROMPT = "\u001b[?2004hme@box:~$ "
+ACCEPT = "\r\n\u001b[?2004l\r"
+
+
+def test_a_completion_menu_and_a_redrawn_line_do_not_merge_into_the_command(tmp_path: Path) -> None:
+    p = _cast(
+        tmp_path, PROMPT, "docker p",
+        # Tab: the shell lists the candidates below the line, then moves back up and redraws it
+        "\r\npause  port   ps     pull   push\u001b[1A\r\u001b[Kme@box:~$ docker p",
+        "s -a", "\u001b[J",  # the menu is erased before Enter
+        ACCEPT, "CONTAINER ID   IMAGE   STATUS\r\n3f2a   nginx   Up 2 minutes\r\n", PROMPT,
+    )
+    (ps,) = tools(load(p))
+    assert ps.command == "docker ps -a"
+    assert ps.output == "CONTAINER ID   IMAGE   STATUS\n3f2a   nginx   Up 2 minutes"
+
+
+def test_a_full_screen_program_gives_its_command_and_nothing_of_its_screen(tmp_path: Path) -> None:
+    p = _cast(
+        tmp_path, PROMPT, "htop", ACCEPT,
+        "\u001b[?1049h\u001b[H\u001b[2J  PID USER  COMMAND\r\n 4100 me    uvicorn app:api\r\n",
+        "\u001b[?1049l", PROMPT, "ls", ACCEPT, "a.txt\r\n", PROMPT,
+    )
+    htop, ls = tools(load(p))
+    assert (htop.command, htop.output) == ("htop", "")
+    assert (ls.command, ls.output) == ("ls", "a.txt")
+
+
+def test_a_long_wrapped_command_is_one_line_and_a_huge_output_keeps_its_ends(tmp_path: Path) -> None:
+    long_cmd = "curl -s http://localhost:8000/health?" + "x" * 60  # wraps on a 40-column screen
+    rows = 50_000
+    p = _cast(tmp_path, PROMPT, long_cmd, ACCEPT, "".join(f"line {i}\r\n" for i in range(rows)), PROMPT, width=40)
+    (curl,) = tools(load(p))
+    assert curl.command == long_cmd
+    out = (curl.output or "").split("\n")
+    assert out[0] == "line 0" and out[-1] == f"line {rows - 1}"
+    assert len(out) < 25_000 and any("lines elided" in ln for ln in out)  # the middle is not held

@@ -81,6 +81,12 @@ class Builder:
         """background task id -> its latest launch (what a scan of the facts from the end finds)."""
         self._agent_process: killsem.Process | None = None
         """The agent's own process, made once (frozen, so every kill can share it)."""
+        self.task_bound: set[int] = set()
+        """Launch facts run in the foreground of a background task's shell: when the task ends,
+        they have ended (a ``nohup … &`` or ``up -d`` inside the task outlives it)."""
+        self.open_ups: dict[str, dict[int, str | None]] = {}
+        """instance id -> compose ``up`` invocations still running (launch fact -> its task id):
+        a harness-backgrounded or ``&``-backgrounded ``up`` runs on until its task ends."""
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -110,6 +116,22 @@ class Builder:
         if launch.task_id and launch.task_id not in inst.task_ids:
             inst.task_ids.append(launch.task_id)
         return key
+
+    def waited(self, ev: ToolEvent, inst: str) -> float:
+        """Seconds known to have passed between the instance's latest launch and this probe's answer:
+        the log's times, and the ``sleep N`` the probe's own command waits first. 0 when unknown."""
+        launched = self.w.instances[inst].launches
+        start = self.w.session.events[launched[-1]].ts if launched else None
+        end = ev.result_ts or ev.ts
+        seconds = (end - start).total_seconds() if start and end else 0.0
+        sleeps = _SLEEP.findall(ev.command or "")
+        return max(seconds, sum(float(n) for n in sleeps))
+
+    def slow_to_listen(self, inst: str) -> bool:
+        """An inference server on GPUs does not listen until its weights are loaded: minutes of
+        refused connections while it is healthy."""
+        kind = self.w.catalog.by_name.get(self.w.instances[inst].server)
+        return bool(kind and kind.gpu)
 
     def live_state(self, inst: str, event: int) -> str:
         return self.w.instances[inst].state_at(event, inclusive=True)
@@ -299,14 +321,31 @@ class Builder:
             self.task_launch[launch.task_id] = launch
         return fi
 
-    def start(self, fi: int) -> None:
+    def start(self, fi: int, still_running: bool = False) -> None:
         """A launch that ran: its process is live. Launched over a live starting or ready process
-        of the same identity, it is a duplicate; else the instance is starting."""
+        of the same identity, it is a duplicate; else the instance is starting.
+
+        Declarative launches reconcile: ``systemctl start`` of an active unit and ``docker compose
+        up`` of a running stack change nothing (or recreate what changed), so they are duplicates
+        only while an earlier ``up`` of the stack is itself still running (``still_running``: this
+        call's ``up`` goes on in the background)."""
         launch = self.w.facts[fi]
         assert isinstance(launch, Launch) and launch.instance
         inst = launch.instance
         lives = self.live.setdefault(inst, [])
         state = self.live_state(inst, launch.event)
+        if launch.server == "compose":
+            ups = self.open_ups.setdefault(inst, {})
+            if ups:
+                launch.duplicate_of = self.w.facts[max(ups)].event
+                self.w._edge(f"event:{launch.event}", f"event:{launch.duplicate_of}", "conflicts-with", fi)
+            else:
+                self.w._change(inst, "starting", fi, f"launched ({launch.label})")
+            if still_running:
+                ups[fi] = launch.task_id
+            lives.append(fi)
+            self.touch(inst)
+            return
         if lives and state in ("starting", "ready") and launch.server != "systemd":
             launch.duplicate_of = self.w.facts[lives[-1]].event
             self.w._edge(f"event:{launch.event}", f"event:{launch.duplicate_of}", "conflicts-with", fi)
@@ -406,6 +445,11 @@ class Builder:
                                    detail=f"{target} answered"))
             self.w._change(inst, "ready", ri, f"probe {target} answered")
             self.w._edge(f"event:{ev.index}", f"instance:{inst}", "asserts-ready", ri)
+        elif answered is False and state == "starting" and method in _CONNECTING and not self.slow_to_listen(inst) \
+                and self.waited(ev, inst) >= _BIND_SECONDS:
+            # nothing listens where it should, well after the launch: a dev server or API binds its
+            # port within seconds, so it died unseen; a relaunch now is not known to collide with it
+            self.w._change(inst, "unknown", fi, f"probe {target} got no answer while it was starting")
         elif answered is False and state == "ready" and method != "task-poll":
             xi = self.w._add(Failure(event=ev.index, instance=inst, reason="refused", quote=target,
                                      detail=f"{target} did not answer"))
@@ -554,13 +598,15 @@ class Builder:
                 k.notes.append("never ran: an earlier kill took down the shell that would run it")
                 self.w._add(k)
         steps += [(c.position, i, "launch") for i, (c, _) in enumerate(ran)]
-        steps += [(c.position, i, "probe") for i, c in enumerate(probes)]
+        if not ev.background:  # a harness-backgrounded call's output is the harness's note, not the probe's answer
+            steps += [(c.position, i, "probe") for i, c in enumerate(probes)]
         for _, ref, what in sorted(steps):
             if what == "kill":
                 self.apply_kill(kills[ref][0])
             elif what == "launch":
                 cmd, fi = ran[ref]
-                self.start(fi)
+                self.start(fi, still_running=ev.background or (cmd.background and not any(
+                    k.command_position > cmd.position for k, _ in kills)))
                 self.launch_outcome(ev, script, cmd, fi, dead)
             else:
                 self.probe_or_log(ev, probes[ref], probes[ref].host or "local")
@@ -583,6 +629,9 @@ class Builder:
         if not cmd.background and ev.output is not None and ev.exit_code not in (None, 0):
             self.fail_launch(ev, launch, fi, "exit", f"exit code {ev.exit_code}")
             return
+        if ev.background and not cmd.background and not self.w.catalog.detaches(launch.server, cmd) and not (
+                launch.server in _DETACHED_SERVERS and _detached(cmd, launch)):
+            self.task_bound.add(fi)
         if ev.background and output:
             self.log_evidence(ev, launch.instance, launch, output)
         elif _returned_in_foreground(ev, cmd, launch) and not self.w.catalog.detaches(launch.server, cmd):
@@ -632,6 +681,8 @@ class Builder:
             return
         launch = self.launch_of_task(ev.task_id or "")
         running = ev.exit_code is None and not re.search(r"<status>(?:completed|killed|failed)", ev.output or "")
+        if not running:
+            self.task_ended(ev.task_id or "")
         # "still running" says the process is alive, not that it serves: readiness comes from its log
         self.probe(ev, inst, "task-poll", f"task {ev.task_id}", True if running else None)
         if ev.output:
@@ -642,7 +693,15 @@ class Builder:
     def launch_of_task(self, task_id: str) -> Launch | None:
         return self.task_launch.get(task_id)  # Launch facts are only made by ``launch_of``
 
+    def task_ended(self, task_id: str) -> None:
+        """A background task is over: a compose ``up`` it ran is no longer running."""
+        for ups in self.open_ups.values():
+            for fi, tid in list(ups.items()):
+                if tid == task_id:
+                    del ups[fi]
+
     def on_task_stop(self, ev: ToolEvent) -> None:
+        self.task_ended(ev.task_id or "")
         inst = self.by_task.get(ev.task_id or "")
         launch = self.launch_of_task(ev.task_id or "")
         victims = []
@@ -654,6 +713,7 @@ class Builder:
         self.apply_kill(kill)
 
     def on_task_note(self, ev: SystemEvent) -> None:
+        self.task_ended(ev.task_id or "")
         inst = self.by_task.get(ev.task_id or "")
         launch = self.launch_of_task(ev.task_id or "")
         if inst is None or launch is None:
@@ -670,6 +730,13 @@ class Builder:
             self.w._edge(f"event:{ev.index}", f"instance:{inst}", "reports-failure", xi)
             if not lives:
                 self.w._change(inst, "failed", xi, f"task {ev.task_id} exited {ev.exit_code}")
+        elif fi in self.task_bound and (ev.status or "") in ("completed", "") and ev.exit_code is not None:
+            # the task's shell ran the server in its foreground: the task is over, so is the server
+            xi = self.w._add(Kill(event=ev.index, mechanism="task-ended", text=f"task {ev.task_id}",
+                                  detail=f"background task {ev.task_id} running the {launch.label} completed"))
+            lives.remove(fi)
+            if not lives:
+                self.w._change(inst, "stopped", xi, f"task {ev.task_id} completed")
 
 
 _KIND_FAMILY: dict[str, tuple[str, ...]] = {
@@ -737,6 +804,11 @@ def _not_found(cmd: SimpleCommand, script: ShellScript, output: str) -> bool:
 
 
 _DETACHED_SERVERS = frozenset({"systemd", "compose", "docker"})
+_BIND_SECONDS = 10.0
+"""A server that is not listening this long after its launch is not merely starting (GPU kinds aside)."""
+_SLEEP = re.compile(r"(?:^|[;&|(]\s*)sleep\s+(\d+(?:\.\d+)?)\b")
+_CONNECTING = frozenset({"http", "port-check", "redis-ping"})
+"""Probes that connect to the server's port: no answer means nothing listens there."""
 
 
 def _returned_in_foreground(ev: ToolEvent, cmd: SimpleCommand, launch: Launch) -> bool:

@@ -23,6 +23,7 @@ from analyzer.lifecycle.facts import (
     ModelDisagreement,
     Probe,
     Ready,
+    State,
     Victim,
 )
 from analyzer.lifecycle.language import MessageReading, Target, read_message
@@ -640,11 +641,7 @@ class Builder:
             xi = self.w._add(Kill(event=ev.index, mechanism="command-returned", text=" ".join(cmd.argv[:6]),
                                   command_position=cmd.position,
                                   detail=f"the {launch.label} ran in the foreground and ended with the command"))
-            lives = self.live.get(launch.instance, [])
-            if fi in lives:
-                lives.remove(fi)
-            if not lives:
-                self.w._change(launch.instance, "stopped", xi, "it ran in the foreground; the command returned")
+            self.ended(launch.instance, fi, "stopped", xi, "it ran in the foreground; the command returned")
 
     def fail_launch(self, ev: ToolEvent, launch: Launch, fi: int, reason: str, quote: str) -> None:
         inst = launch.instance
@@ -652,11 +649,19 @@ class Builder:
         xi = self.w._add(Failure(event=ev.index, instance=inst, reason=reason, quote=quote, launch_event=launch.event,
                                  detail=f"the {launch.label} launched here died: {quote}"))
         self.w._edge(f"event:{ev.index}", f"instance:{inst}", "reports-failure", xi)
+        self.ended(inst, fi, "failed", xi, quote)
+
+    def ended(self, inst: str, fi: int, state: State, xi: int, why: str) -> None:
+        """Launch ``fi`` is over. The instance takes ``state`` when nothing else of it is believed
+        running; else, if this launch had made it ``starting``, what the others do is unknown."""
         lives = self.live.get(inst, [])
         if fi in lives:
             lives.remove(fi)
+        history = self.w.instances[inst].history
         if not lives:
-            self.w._change(inst, "failed", xi, quote)
+            self.w._change(inst, state, xi, why)
+        elif history and history[-1].fact == fi and history[-1].state == "starting":
+            self.w._change(inst, "unknown", xi, f"{why}; the earlier launch's state is not known")
 
     def apply_kill(self, kill: Kill) -> None:
         fi = self.w._add(kill)

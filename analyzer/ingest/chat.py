@@ -59,6 +59,7 @@ from analyzer.ingest.base import (
     parse_ts,
     text_of,
 )
+from analyzer.ingest.claude_harness import background_task, is_notification, read_notification, task_ref
 
 NAME = "chat"
 DESCRIPTION = ("JSON array of OpenAI chat-completions or Anthropic Messages messages, bare or under `messages` "
@@ -337,8 +338,9 @@ def make_tool(name: str, args: dict[str, Any], **common: Any) -> ToolEvent:
     category = tool_category(name)
     command = shell_command(args) if category == "shell" else None
     background = bool(args.get("run_in_background") or args.get("is_background") or args.get("background"))
+    task = task_ref(args) if category in ("task_output", "task_stop") else None
     return ToolEvent(name=name, category=category, input=args, command=command,
-                     background=background and category == "shell", **common)
+                     background=background and category == "shell", task_id=task, **common)
 
 
 def finish_tool(ev: ToolEvent, output: str, *, is_error: bool | None = None, line: int | None = None,
@@ -350,6 +352,8 @@ def finish_tool(ev: ToolEvent, output: str, *, is_error: bool | None = None, lin
     ev.result_ref = ref
     if ev.exit_code is None and ev.category == "shell":
         ev.exit_code = exit_code_in(output)
+    if ev.category == "shell" and (task := background_task(output)) is not None:
+        ev.background, ev.task_id = True, task  # a conversion of Claude Code keeps its result text
 
 
 def user_origin(text: str) -> str:
@@ -478,6 +482,9 @@ class MessageReader:
             else:
                 texts.append(block)
         text = text_of(texts)
+        if is_notification(text):
+            self.builder.add(SystemEvent(**read_notification(text).fields(), **common))
+            return
         if text or not blocks or len(texts) == len(blocks):
             origin = user_origin(text)
             if common["agent"] != "main" and origin != "interrupt":

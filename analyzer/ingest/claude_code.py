@@ -30,7 +30,6 @@ What becomes what:
 from __future__ import annotations
 
 import heapq
-import html
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -62,6 +61,7 @@ from analyzer.ingest.base import (
     parse_ts,
     text_of,
 )
+from analyzer.ingest.claude_harness import background_task, is_notification, read_notification, tag, task_ref
 
 NAME = "claude-code"
 DESCRIPTION = ("Claude Code session JSONL (~/.claude/projects/…/<session>.jsonl, with its "
@@ -80,24 +80,12 @@ _IGNORED_BLOCKS = frozenset({"image", "document", "redacted_thinking", "web_sear
                              "server_tool_result", "container_upload"})
 
 _EXIT_RE = re.compile(r"^(?:Error: )?Exit code (-?\d+)")
-_BG_RE = re.compile(r"^Command (?:running in background|was manually backgrounded[^\n:]*) with ID: ([\w-]+)")
-_NOTE_EXIT_RE = re.compile(r"exit code (-?\d+)", re.IGNORECASE)
 _REMINDER_RE = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
 _EMPTY_OUTPUT = frozenset({"", "(No content)", "(Bash completed with no output)"})
 _RESULT_KEYS = ("uuid", "timestamp", "toolUseResult", "tool_use_result")
 """What ``_Reader.fill`` reads of a result's entry."""
 _HARNESS_PREFIXES = ("<local-command-caveat>", "<local-command-stdout>", "<local-command-stderr>",
                      "<bash-stdout>", "<bash-stderr>")
-
-
-def _tag(text: str, name: str) -> str | None:
-    """The text inside ``<name>…</name>`` (HTML entities decoded: Claude Code escapes them)."""
-    start = text.find(f"<{name}>")
-    if start < 0:
-        return None
-    start += len(name) + 2
-    end = text.find(f"</{name}>", start)
-    return html.unescape(text[start:end if end >= 0 else len(text)])
 
 
 def _shape(value: Any) -> str | None:
@@ -274,7 +262,7 @@ class _Reader:
         elif kind == "queue-operation":
             content = d.get("content")
             if d.get("operation") == "enqueue" and isinstance(content, str) \
-                    and content.lstrip().startswith("<task-notification>"):
+                    and is_notification(content):
                 self.notification(content, d, line, f, agent or f.agent or "main")
         elif kind == "attachment":
             self.attachment(d, line, f, agent or self.agent_of(d, f, None))
@@ -389,8 +377,7 @@ class _Reader:
         else:
             command = None
         if category in ("task_output", "task_stop"):
-            ref = args.get("bash_id") or args.get("shell_id") or args.get("task_id")
-            task_id = str(ref) if ref is not None else None
+            task_id = task_ref(args)
         ev = ToolEvent(name=name, category=category, input=args, command=command, background=background,
                        task_id=task_id, ref=tool_id if isinstance(tool_id, str) else None,
                        cwd=_s(d.get("cwd")),
@@ -423,11 +410,11 @@ class _Reader:
     def user_text(self, text: str, d: dict[str, Any], line: int, f: _File, agent: str) -> None:
         stripped = text.lstrip()
         origin_kind = d.get("origin", {}).get("kind") if isinstance(d.get("origin"), dict) else None
-        if stripped.startswith("<task-notification>") or origin_kind == "task-notification":
+        if is_notification(stripped) or origin_kind == "task-notification":
             self.notification(text, d, line, f, agent)
             return
         if stripped.startswith("<bash-input>"):  # the user ran `!cmd`; its output follows
-            command = _tag(text, "bash-input") or ""
+            command = tag(text, "bash-input") or ""
             ev = ToolEvent(name="Bash", category="shell", input={"command": command}, command=command,
                            by_user=True, ref=_s(d.get("uuid")), cwd=_s(d.get("cwd")),
                            **self.common(d, line, f, agent))
@@ -503,8 +490,8 @@ class _Reader:
             ev.interrupted = True  # stopped, or rejected before it ran
         if ev.category == "shell":
             task = res.get("backgroundTaskId") or res.get("taskId")
-            if task is None and (bg := _BG_RE.search(text[:300])) is not None:
-                task = bg.group(1)
+            if task is None:
+                task = background_task(text)
             if task is not None:
                 ev.background, ev.task_id = True, str(task)
         elif ev.category == "task_output":
@@ -520,26 +507,19 @@ class _Reader:
     # -- harness records ---------------------------------------------------------------------
 
     def notification(self, text: str, d: dict[str, Any], line: int, f: _File, agent: str) -> None:
-        task_id, status = _tag(text, "task-id"), _tag(text, "status")
-        summary, event = _tag(text, "summary") or "", _tag(text, "event")
-        key = (task_id, status, event)
+        note = read_notification(text)
+        key = (note.task_id, note.status, note.event)
         if key in self.notes:
             return  # the same notification, seen as queue-operation, attachment or user entry
         self.notes.add(key)
-        m = _NOTE_EXIT_RE.search(summary)
-        subtype = "monitor-event" if event is not None and status is None else "task-notification"
-        self.add(f, SystemEvent(
-            subtype=subtype, text=summary if event is None else f"{summary}: {event}",
-            task_id=task_id, status=status, exit_code=int(m.group(1)) if m else None,
-            ref=_s(d.get("uuid")), **self.common(d, line, f, agent),
-        ))
+        self.add(f, SystemEvent(**note.fields(), ref=_s(d.get("uuid")), **self.common(d, line, f, agent)))
 
     def attachment(self, d: dict[str, Any], line: int, f: _File, agent: str) -> None:
         att = d.get("attachment")
         if not isinstance(att, dict) or att.get("type") != "queued_command":
             return  # file contents, reminders, tool lists: context the harness added
         text = text_of(att.get("prompt"))
-        if text.lstrip().startswith("<task-notification>") or att.get("commandMode") == "task-notification":
+        if is_notification(text) or att.get("commandMode") == "task-notification":
             self.notification(text, d, line, f, agent)
         elif text.strip():
             # a prompt typed while the agent was busy; a later user entry may repeat it
@@ -569,7 +549,7 @@ def _s(value: Any) -> str | None:
 
 
 def _user_shell_output(text: str) -> str:
-    return "\n".join(p for p in (_tag(text, "bash-stdout"), _tag(text, "bash-stderr")) if p)
+    return "\n".join(p for p in (tag(text, "bash-stdout"), tag(text, "bash-stderr")) if p)
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:

@@ -298,3 +298,30 @@ def test_wrong_types_in_converted_records_do_not_stop_the_reader(tmp_path: Path)
     s = load(p, format="chat")
     assert [(d.level, d.line) for d in s.diagnostics] == [(Level.warning, 1), (Level.warning, 4)]
     assert [(e.kind, e.agent) for e in s.events] == [("assistant", "main"), ("assistant", "acompact-1")]
+
+
+def test_a_claude_code_conversion_keeps_its_background_tasks_and_their_notifications(tmp_path: Path) -> None:
+    # the converter keeps Claude Code's result text and <task-notification> turns, not its structured fields
+    doc = {"messages": [
+        {"role": "assistant", "content": [{"type": "tool_call", "tool_call_id": "toolu_1", "name": "Bash",
+                                           "arguments": '{"command": "docker compose up --build -d"}'}]},
+        {"role": "tool", "tool_call_id": "toolu_1",
+         "content": [{"type": "tool_output", "text": "Command running in background with ID: b5mgqr888. "
+                                                     "Output is being written to: /tmp/b5mgqr888.output"}]},
+        {"role": "assistant", "content": [{"type": "tool_call", "tool_call_id": "toolu_2", "name": "TaskOutput",
+                                           "arguments": '{"task_id": "b5mgqr888"}'}]},
+        {"role": "tool", "tool_call_id": "toolu_2", "content": [{"type": "tool_output", "text": "running"}]},
+        {"role": "user", "content": [{"type": "text", "text": (
+            "<task-notification>\n<task-id>b5mgqr888</task-id>\n<status>completed</status>\n"
+            "<summary>Background command \"Start stack\" completed (exit code 0)</summary>\n</task-notification>")}]},
+    ]}
+    path = tmp_path / "conv.json"
+    path.write_text(json.dumps(doc))
+    s = chat.load(path)
+    launch, poll = s.tools()
+    assert (launch.background, launch.task_id) == (True, "b5mgqr888")
+    assert (poll.category, poll.task_id) == ("task_output", "b5mgqr888")
+    (note,) = [e for e in s.events if isinstance(e, SystemEvent)]
+    assert (note.subtype, note.task_id, note.status, note.exit_code) == ("task-notification", "b5mgqr888",
+                                                                         "completed", 0)
+    assert not [e for e in s.events if isinstance(e, UserEvent)]

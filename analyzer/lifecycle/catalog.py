@@ -109,6 +109,8 @@ class ServerKind(BaseModel):
     """Word sequences one of which must follow the program."""
     script_globs: list[str] = Field(default_factory=list)
     """For interpreters (node): the script's basename must match one of these."""
+    code_flags: list[str] = Field(default_factory=list)
+    """For interpreters: flags that run code given inline (``node -e``): then it is no server."""
     port_flags: list[str] = Field(default_factory=list)
     """Flags whose value is the port."""
     bind_flags: list[str] = Field(default_factory=list)
@@ -246,6 +248,8 @@ class Catalog:
                 if not any(words[: len(s)] == s for s in kind.subcommand):
                     continue
             if kind.script_globs:
+                if any(w in kind.code_flags for w in rest):
+                    continue  # `node -e '…'`: a one-liner, however its code reads
                 script = next((w for w in rest if not w.startswith("-")), None)
                 if script is None or not any(
                     fnmatch.fnmatchcase(PurePosixPath(script).name, g) for g in kind.script_globs

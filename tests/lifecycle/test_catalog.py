@@ -45,8 +45,12 @@ def test_catalog_recognises_launches_and_ports(argv: list[str], kind: str, port:
 def test_not_launches() -> None:
     cat = default_catalog()
     for argv in (["python3", "train.py"], ["npm", "install"], ["vllm", "bench"], ["node", "build.js"],
-                 ["curl", "localhost:8000"]):
+                 ["curl", "localhost:8000"],
+                 # inline code, however it reads: `indexOf` and `main` are not a script name
+                 ["node", "-e", "const c = fs.readFileSync('./dist/index.d.ts'); c.indexOf('main')"],
+                 ["node", "--print", "require('./server.js').port"]):
         assert cat.match(cmd(*argv)) is None, argv
+    assert cat.match(cmd("node", "--inspect", "server.js")) is not None
 
 
 def test_gpus_env_and_log_file() -> None:

@@ -85,6 +85,8 @@ class Builder:
         self.task_bound: set[int] = set()
         """Launch facts run in the foreground of a background task's shell: when the task ends,
         they have ended (a ``nohup … &`` or ``up -d`` inside the task outlives it)."""
+        self.collided: set[int] = set()
+        """Still-running compose ups a later up has already been reported against."""
         self.open_ups: dict[str, dict[int, str | None]] = {}
         """instance id -> compose ``up`` invocations still running (launch fact -> its task id):
         a harness-backgrounded or ``&``-backgrounded ``up`` runs on until its task ends."""
@@ -337,8 +339,12 @@ class Builder:
         state = self.live_state(inst, launch.event)
         if launch.server == "compose":
             ups = self.open_ups.setdefault(inst, {})
-            if ups:
-                launch.duplicate_of = self.w.facts[max(ups)].event
+            # one collision per still-running up: later ups that meet only ups already collided
+            # with repeat that failure, they are not new ones
+            fresh = [u for u in ups if u not in self.collided]
+            if fresh:
+                self.collided.add(max(fresh))
+                launch.duplicate_of = self.w.facts[max(fresh)].event
                 self.w._edge(f"event:{launch.event}", f"event:{launch.duplicate_of}", "conflicts-with", fi)
             else:
                 self.w._change(inst, "starting", fi, f"launched ({launch.label})")

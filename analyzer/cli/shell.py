@@ -175,7 +175,16 @@ def render_verdicts(verdicts: list[Any], cols: int) -> list[str]:
 def command(cmd: str, fmt: str, processes: tuple[str, ...], host_platform: str, agent: str) -> None:
     """Parse CMD as an agent's shell tool would run it: every simple command at every depth with
     its host, background, wrappers, redirects and nesting; with --process, what each kill in it
-    would hit."""
+    would hit.
+
+    \b
+    Bounds (hostile input; a bound hit shows as "parse: truncated" and a note):
+      text over 1,000,000 characters: cut there
+      over 1,500 pipes: tree-sitter runs in a child capped at 512 MB / 5 s,
+        else the commands are read flat
+      lists nested deeper than 60: read flat; nested scripts deeper than 4: not followed
+      patterns expanding past 100,000 states: not compiled (pgrep cannot either)
+      back-references in a pattern: each match gets 1 s, then counts as no match"""
     script = parse(cmd)
     verdicts: list[Any] | None = None
     why: str | None = None

@@ -6,6 +6,17 @@
 3. still failing (cut or unbalanced text) → append the first closer that parses (``recovered``);
 4. last resort: tree-sitter's error-recovered tree (``recovered``); nothing → ``failed``.
 
+Bounds (each one makes the level ``truncated``, keeping what it can, never ``ok`` and empty):
+
+- input size: ``MAX_CHARS``; the text after it is dropped;
+- tree-sitter's memory: its error recovery is quadratic on long pipe chains (100 KB of ``a|a|…|``
+  took 24 GB); a text with more than ``IN_PROCESS_PIPES`` pipes is parsed in a forked child
+  capped at ``_isolate.MEMORY_LIMIT`` and ``_isolate.TIMEOUT_S``; if the child is stopped the
+  text is read by ``_lexical`` (flat, linear);
+- repair work: the closers tried re-parse the whole text, so they stop after ``REPAIR_BUDGET``
+  bytes parsed in all (2,000 unclosed heredocs made 240 parses);
+- nesting: lists deeper than ``_treesitter.MAX_DEPTH`` are read flat by ``_lexical``.
+
 Results are cached per distinct text and shared: never mutate a ``Level``.
 """
 
@@ -15,13 +26,18 @@ import functools
 import re
 from dataclasses import dataclass
 
-from analyzer.shell import _repair, _shfmt, _treesitter
+from analyzer.shell import _isolate, _lexical, _repair, _shfmt, _treesitter
 from analyzer.shell._ast import AndOr, Cmd, Compound, Node, Pipeline, Seq
 from analyzer.shell.model import ParseStatus
 
 MAX_CHARS = 1_000_000
 """Longer texts are cut here: tree-sitter is linear but a multi-megabyte "command" is a file dump."""
 _PAIR_REPAIR_MAX = 20_000
+IN_PROCESS_PIPES = 1_500
+"""More ``|`` than this and tree-sitter runs in a capped child: 1,500 pipes stay under ~40 MB
+even when the chain is broken, 8,000 took 1 GB."""
+REPAIR_BUDGET = 150_000
+"""Bytes tree-sitter may re-parse in all while trying closers on one text."""
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -66,48 +82,78 @@ def _parse(text: str) -> Level:
     cut_at = len(work) if truncated else None
     status: ParseStatus = "recovered" if truncated else "ok"
 
-    ts = _treesitter.parse(work)
+    ts = _bounded_parse(work)
+    if ts is None:
+        notes.append("tree-sitter ran out of its memory or time budget: commands read flat (lexical)")
+        return _done(_lexical.seq(work), "truncated", "lexical", notes, cut_at)
+    if ts.truncated:
+        status = "truncated"
     if not ts.problems:
         return _done(ts.seq, status, "tree-sitter", notes, cut_at)
     flagged = "tree-sitter self-check: " + "; ".join(dict.fromkeys(ts.problems))
     if _shfmt.available():
         seq, why = _shfmt.parse(work)
         if seq is not None:
-            return _done(seq, status, "shfmt", [*notes, flagged + "; parsed with mvdan/sh (shfmt)"], cut_at)
+            notes.append(flagged + "; parsed with mvdan/sh (shfmt)")
+            if why:  # parsed, but nested deeper than the converter follows
+                status = "truncated"
+                notes.append(f"mvdan/sh: {why}")
+            return _done(seq, status, "shfmt", notes, cut_at)
         notes.append(f"{flagged}; {why}")
         if not ts.has_error:
             # tree-sitter saw no syntax error but mvdan/sh rejected the text: keep tree-sitter's view
-            return _done(ts.seq, "recovered", "tree-sitter", notes, cut_at)
+            return _done(ts.seq, _worse(status, "recovered"), "tree-sitter", notes, cut_at)
     elif not ts.has_error:
         notes.append(f"{flagged}; mvdan/sh (shfmt) not installed, result unchecked")
         return _done(ts.seq, status, "tree-sitter (unchecked)", notes, cut_at)
     else:
         notes.append(f"{flagged}; mvdan/sh (shfmt) not installed")
 
+    budget = [REPAIR_BUDGET]
+
     def parses(candidate: str) -> bool:
-        return not _treesitter.parse(candidate).has_error
+        if budget[0] <= 0:
+            return False
+        budget[0] -= len(candidate)
+        got = _bounded_parse(candidate)
+        return got is not None and not got.has_error
 
     if len(work) <= _PAIR_REPAIR_MAX:
         repaired = _repair.close(work, parses)
     else:
         repaired = next(((work + c, c) for c in _repair.closers(work) if parses(work + c)), None)
-    if repaired is not None:
+    if budget[0] <= 0:
+        notes.append(f"repair stopped after {REPAIR_BUDGET} bytes re-parsed")
+    ts2 = _bounded_parse(repaired[0]) if repaired is not None else None
+    if repaired is not None and ts2 is not None:
         text2, closer = repaired
-        ts2 = _treesitter.parse(text2)
         seq2, parser = ts2.seq, "tree-sitter+repair"
         if ts2.problems and _shfmt.available():
             seq_sh, _ = _shfmt.parse(text2)
             if seq_sh is not None:
                 seq2, parser = seq_sh, "shfmt+repair"
         notes.append(f"unbalanced or cut text: appended {closer!r} to parse it")
-        return _done(seq2, "recovered", parser, notes, len(work))
+        return _done(seq2, _worse(status, "recovered", ts2.truncated), parser, notes, len(work))
     if _has_command(ts.seq):
         notes.append("no closer made it parse: using tree-sitter's error-recovered tree")
-        return _done(ts.seq, "recovered", "tree-sitter (error-recovered)", notes, len(work))
+        return _done(ts.seq, _worse(status, "recovered"), "tree-sitter (error-recovered)", notes, len(work))
     if not work.strip() or (work.lstrip().startswith("#") and "\n" not in work.strip()):
         return _done(Seq(), status, "tree-sitter", notes, None)
     notes.append("nothing usable could be parsed")
     return Level(Seq(), "failed", "none", tuple(notes))
+
+
+def _bounded_parse(text: str) -> _treesitter.TsResult | None:
+    """tree-sitter, in a capped child when the text may blow its memory; None when stopped."""
+    if text.count("|") <= IN_PROCESS_PIPES:
+        return _treesitter.parse(text)
+    got = _isolate.call(_treesitter.parse, text)  # no fork (Windows): not parsed at all, read flat
+    return got.value if got.status == "done" else None
+
+
+def _worse(status: ParseStatus, other: ParseStatus, truncated: bool = False) -> ParseStatus:
+    """``truncated`` (a bound was hit) outranks ``recovered``: both are said, the bound first."""
+    return "truncated" if truncated or "truncated" in (status, other) else other
 
 
 def _done(seq: Seq, status: ParseStatus, parser: str, notes: list[str], cut_at: int | None) -> Level:

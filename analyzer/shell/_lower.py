@@ -117,10 +117,16 @@ class Lowerer:
 
     def _merge(self, status: ParseStatus, notes: tuple[str, ...] | list[str], where: str) -> None:
         """A nested level's parse: broken inside makes the whole ``recovered`` (never ``failed``:
-        the outer commands are there)."""
-        if status != "ok" and self.status == "ok":
+        the outer commands are there); a bound hit inside makes it ``truncated``."""
+        if status == "truncated":
+            self._truncate()
+        elif status != "ok" and self.status == "ok":
             self.status = "recovered"
         self.notes.extend(f"{where}: {n}" for n in notes)
+
+    def _truncate(self) -> None:
+        if self.status != "failed":
+            self.status = "truncated"
 
     # walking ---------------------------------------------------------------------------------
 
@@ -381,6 +387,7 @@ class Lowerer:
         where = f"{plan.via} script of command {index}"
         if scope.depth >= MAX_DEPTH:
             self.notes.append(f"{where}: nested deeper than {MAX_DEPTH} levels, not followed")
+            self._truncate()
             return
         self.notes.extend(f"{where}: {n}" for n in plan.notes)
         child = self._child_scope(cmd, index, scope, plan.via, plan.span, plan.detach)
@@ -417,6 +424,7 @@ class Lowerer:
             return
         if scope.depth >= MAX_DEPTH:
             self.notes.append(f"script file {path}: nested deeper than {MAX_DEPTH} levels, not followed")
+            self._truncate()
             return
         interpreter = _shebang(content)
         if interpreter is not None and basename(interpreter[0]) not in nested_mod.SHELLS:

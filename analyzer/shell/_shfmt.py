@@ -9,6 +9,7 @@ line, so heredoc bodies are rebuilt from their parts.
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from analyzer.shell import _lexical
 from analyzer.shell._ast import (
     AndOr,
     CharOffsets,
@@ -33,7 +35,9 @@ from analyzer.shell._ast import (
 from analyzer.shell._unquote import decode_ansi_c, has_glob, unescape_dq, unescape_word
 
 _TIMEOUT_S = 10
-_MAX_DEPTH = 60
+_MEMORY_LIMIT = 1 << 30
+"""Address space for the shfmt process (a Go binary reserves far less than this for any command)."""
+_MAX_DEPTH = 60  # as the tree-sitter converter: deeper lists are read flat
 
 Json = dict[str, Any]
 
@@ -53,14 +57,16 @@ def available() -> bool:
 
 
 def parse(text: str) -> tuple[Seq | None, str]:
-    """(tree, "") or (None, why) when shfmt rejects the text or cannot run."""
+    """(tree, "") or (None, why) when shfmt rejects the text or cannot run; (tree, note) when
+    lists nested deeper than the converter follows were read flat (the level is truncated)."""
     exe = binary()
     if exe is None:
         return None, "shfmt not installed"
     src = text.encode("utf-8")
     try:
         proc = subprocess.run([exe, "--to-json", "-ln", "bash"], input=src, capture_output=True,
-                              timeout=_TIMEOUT_S, check=False)
+                              timeout=_TIMEOUT_S, check=False,
+                              preexec_fn=_limit_memory if os.name == "posix" else None)
     except (OSError, subprocess.SubprocessError) as exc:
         return None, f"shfmt failed to run: {exc}"
     if proc.returncode != 0:
@@ -68,9 +74,22 @@ def parse(text: str) -> tuple[Seq | None, str]:
         return None, "mvdan/sh: " + (err[0] if err else f"exit {proc.returncode}")
     try:
         doc = orjson.loads(proc.stdout)
-        return _Converter(text, src).stmts(doc.get("Stmts") or []), ""
+        conv = _Converter(text, src)
+        seq = conv.stmts(doc.get("Stmts") or [])
+        return seq, (f"lists nested deeper than {_MAX_DEPTH} levels: the commands below read flat"
+                     if conv.truncated else "")
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, RecursionError) as exc:
         return None, f"shfmt output not understood: {exc!r}"
+
+
+def _limit_memory() -> None:
+    """In the child before exec: a hostile command must not take the machine's memory."""
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (_MEMORY_LIMIT, _MEMORY_LIMIT))
+    except (ImportError, ValueError, OSError):
+        pass
 
 
 def _off(node: Json, key: str) -> int:
@@ -83,6 +102,7 @@ class _Converter:
         self.text = text
         self.c = CharOffsets(text, src)
         self.depth = 0
+        self.truncated = False
 
     def raw(self, node: Json) -> str:
         return self.text[self.c(_off(node, "Pos")) : self.c(_off(node, "End"))]
@@ -92,7 +112,11 @@ class _Converter:
     def stmts(self, stmts: list[Json]) -> Seq:
         seq = Seq()
         if self.depth > _MAX_DEPTH:
-            return seq
+            self.truncated = True
+            if not stmts:
+                return seq
+            start, end = self.c(_off(stmts[0], "Pos")), self.c(_off(stmts[-1], "End"))
+            return _lexical.seq(self.text[start:end], start)
         self.depth += 1
         try:
             for i, st in enumerate(stmts):

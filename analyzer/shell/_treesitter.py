@@ -26,6 +26,7 @@ from typing import Any
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
+from analyzer.shell import _lexical
 from analyzer.shell._ast import AndOr, CharOffsets, Cmd, Compound, Pipeline, Redir, Seq, Subst, Word, splice
 from analyzer.shell._ast import Node as AstNode
 from analyzer.shell._unquote import decode_ansi_c, has_glob, unescape_dq, unescape_word
@@ -35,7 +36,11 @@ _PARSER = Parser(Language(tree_sitter_bash.language()))
 
 _GAP_OK = re.compile(rb"(?:[ \t]|\\\r?\n)*")
 _ESCAPED = re.compile(r"\\.", re.DOTALL)
-_MAX_DEPTH = 60  # nested $( $( … ) ): deeper than any real command, far from Python's stack limit
+MAX_DEPTH = 60
+"""Nested lists (subshells, groups, ``$( … )``, loop bodies) converted as a tree; below this
+depth the commands are read flat by ``_lexical`` and the level is ``truncated``: deeper than
+any real command, far from Python's stack limit."""
+
 _BLANK = re.compile(r"[ \t\n]")
 
 
@@ -58,6 +63,8 @@ class TsResult:
     problems: list[str] = field(default_factory=list)
     """Why the self-check flags the tree; empty when it looks right."""
     has_error: bool = False
+    truncated: bool = False
+    """Lists nested deeper than ``MAX_DEPTH`` were read flat (``_lexical``)."""
 
 
 # tree-sitter-bash 0.25's scanner calls C `isdigit()` on the character after `{` (and after
@@ -83,7 +90,7 @@ def parse(text: str) -> TsResult:
     if root.has_error:
         where = _first_error(root)
         problems.insert(0, f"syntax error at offset {conv.c(where)}" if where is not None else "syntax error")
-    return TsResult(seq, problems, root.has_error)
+    return TsResult(seq, problems, root.has_error, conv.truncated)
 
 
 def _first_error(root: Node) -> int | None:
@@ -114,6 +121,7 @@ class _Converter:
         self.src = src
         self.problems: list[str] = []
         self.depth = 0
+        self.truncated = False
         self.c = CharOffsets(text, src)
         self.ident = self.c.identity
 
@@ -138,9 +146,15 @@ class _Converter:
 
     def statements(self, nodes: list[Node]) -> Seq:
         seq = Seq()
-        if self.depth > _MAX_DEPTH:
-            self.problems.append("nesting too deep")
-            return seq
+        if self.depth > MAX_DEPTH:
+            # never an empty "ok": what is below the limit is kept, flat and without contexts
+            if not self.truncated:
+                self.problems.append(f"lists nested deeper than {MAX_DEPTH} levels: the commands below read flat")
+            self.truncated = True
+            if not nodes:
+                return seq
+            start, end = self.c(nodes[0].start_byte), self.c(nodes[-1].end_byte)
+            return _lexical.seq(self.text[start:end], start)
         self.depth += 1
         try:
             for ch in nodes:

@@ -7,6 +7,17 @@ reads the same text differently (``\\d`` is a plain ``d`` in ERE, ``[[:digit:]]`
 thread-local ``C.UTF-8`` locale. Elsewhere (macOS, musl) we translate the ERE to Python ``re``
 (appendix D, extended to stacked intervals, unclosed brackets and the other corners a random
 differential test against glibc found).
+
+Bounds: a pattern is untrusted input (it comes from a transcript), and glibc can be made to eat
+the machine by one: ``a{32767}{32767}`` makes ``regcomp`` expand a billion states, and
+back-references (``(.*)(.*)\\2\\1x``) make ``regexec`` backtrack for minutes in one C call no
+alarm can stop. So before any native call ``pattern_bound`` reads the pattern:
+
+- expanded size over ``MAX_EXPANDED`` (intervals multiplied through their groups): not compiled;
+  the answer is None, as for an invalid regex, since pgrep itself cannot compile it either;
+- back-references, or a subject long enough that size × length is over ``INLINE_WORK``: the
+  match runs in a forked child (``_isolate``) under ``MATCH_TIMEOUT_S`` and a memory cap; a match
+  that does not finish there counts as no match, and ``pattern_bound`` says so for the notes.
 """
 
 from __future__ import annotations
@@ -17,15 +28,20 @@ import ctypes.util
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from analyzer.shell import _isolate
+
 __all__ = [
+    "MAX_EXPANDED",
     "bre_to_ere",
     "ere_search",
     "ere_span",
     "ere_to_python",
     "glibc_available",
+    "pattern_bound",
     "translated_search",
 ]
 
@@ -33,6 +49,11 @@ _REG_EXTENDED, _REG_ICASE, _REG_NOSUB = 1, 2, 8  # glibc <regex.h> (the BSD valu
 _LC_ALL_MASK = 8127  # glibc: (1 << 13) - 1 without LC_ALL's own bit 6
 _CACHE_SIZE = 512
 _RE_DUP_MAX = 0x7FFF  # glibc's limit for {m,n}
+MAX_EXPANDED = 100_000
+"""Atoms a pattern may expand to (``(a{1000}){30}`` is 30,000): glibc compiles that in ms."""
+INLINE_WORK = 20_000_000
+"""Expanded size × subject length matched in-process; above it the match is isolated."""
+MATCH_TIMEOUT_S = 1.0
 
 
 class _RegexT(ctypes.Structure):
@@ -127,6 +148,116 @@ atexit.register(_free_all)
 def _to_c(text: str) -> bytes:
     # argv strings cannot hold NUL; pgrep never sees anything past one
     return text.encode("utf-8", "replace").split(b"\0", 1)[0]
+
+
+Span = tuple[int, int] | Literal[False] | None
+
+
+def _bracket_end(p: str, i: int) -> int:
+    """Index of the ``]`` closing the bracket expression at ``p[i] == '['`` (``len(p)`` if none):
+    a leading ``]`` (after ``^``) is a member, ``[:alpha:]``/``[.x.]``/``[=x=]`` are skipped whole."""
+    n = len(p)
+    j = i + 1
+    if j < n and p[j] == "^":
+        j += 1
+    if j < n and p[j] == "]":
+        j += 1
+    while j < n and p[j] != "]":
+        if p[j] == "[" and j + 1 < n and p[j + 1] in ":.=":
+            k = p.find(p[j + 1] + "]", j + 2)
+            j = k + 2 if k >= 0 else n
+        else:
+            j += 1
+    return j
+
+
+def pattern_cost(pattern: str, *, basic: bool = False) -> tuple[int, bool]:
+    """(expanded size, has back-references) of an ERE (a BRE when ``basic``): one linear pass."""
+    if basic:
+        try:
+            pattern = bre_to_ere(pattern)
+        except ValueError:
+            return len(pattern), False
+    cap = MAX_EXPANDED * 1000
+    stack: list[list[int]] = [[0, 0]]  # per open group: [size so far, size of the last atom]
+    backref = False
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        frame = stack[-1]
+        if c == "\\" and i + 1 < n:
+            backref = backref or pattern[i + 1] in "123456789"
+            frame[0] += 1
+            frame[1] = 1
+            i += 2
+            continue
+        if c == "[":
+            frame[0] += 1
+            frame[1] = 1
+            i = _bracket_end(pattern, i) + 1
+            continue
+        if c == "(":
+            stack.append([0, 0])
+        elif c == ")" and len(stack) > 1:
+            size = max(stack.pop()[0], 1)
+            stack[-1][0] = min(stack[-1][0] + size, cap)
+            stack[-1][1] = size
+        elif c == "{":
+            m = _INTERVAL.match(pattern, i)
+            if m is not None:
+                lo, comma, hi = m.group(1), m.group(2), m.group(3)
+                times = max(int(hi) if hi else int(lo or 0), int(lo or 0), 1) if comma else max(int(lo or 0), 1)
+                times = min(times, cap)
+                frame[0] = min(frame[0] + frame[1] * (times - 1), cap)
+                frame[1] = min(frame[1] * times, cap)
+                i = m.end()
+                continue
+            frame[0] += 1
+            frame[1] = 1
+        elif c not in "*+?|^$":
+            frame[0] += 1
+            frame[1] = 1
+        i += 1
+    while len(stack) > 1:  # unclosed groups: glibc rejects them, size them anyway
+        size = stack.pop()[0]
+        stack[-1][0] = min(stack[-1][0] + size, cap)
+    return stack[0][0], backref
+
+
+def pattern_bound(pattern: str, *, basic: bool = False) -> str | None:
+    """Which bound of this module applies to ``pattern``, as a sentence for a kill's notes."""
+    size, backref = pattern_cost(pattern, basic=basic)
+    if size > MAX_EXPANDED:
+        return (f"'{pattern[:80]}' expands to more than {MAX_EXPANDED} states: not compiled here (pgrep's "
+                "regcomp runs out of memory on it and kills nothing)")
+    if backref:
+        return (f"'{pattern[:80]}' has back-references, which make matching exponential: each match ran under "
+                f"a {MATCH_TIMEOUT_S:g} s deadline, and one that did not finish counts as no match")
+    return None
+
+
+def _bounded(search: Callable[[str, str, int], Span], pattern: str, subject: str, flags: int,
+             basic: bool) -> Span:
+    """``search`` under the bounds of the module docstring."""
+    size, backref = pattern_cost(pattern, basic=basic)
+    if size > MAX_EXPANDED:
+        return None
+    if not backref and size * max(len(subject), 1) <= INLINE_WORK:
+        return search(pattern, subject, flags)
+    key = (pattern, subject, flags)
+    if key in _ISOLATED:
+        return _ISOLATED[key]
+    got = _isolate.call(search, pattern, subject, flags, timeout=MATCH_TIMEOUT_S)
+    span: Span = got.value if got.status == "done" else False
+    if got.status == "unavailable" and not backref:
+        span = search(pattern, subject, flags)  # no fork: a big but linear match is still finite
+    _ISOLATED[key] = span
+    if len(_ISOLATED) > _CACHE_SIZE:
+        _ISOLATED.pop(next(iter(_ISOLATED)))
+    return span
+
+
+_ISOLATED: dict[tuple[str, str, int], Span] = {}
 
 
 def _glibc_search(pattern: str, subject: str, flags: int) -> tuple[int, int] | Literal[False] | None:
@@ -454,17 +585,7 @@ def bre_to_ere(p: str) -> str:
             i += 2
             continue
         if c == "[":
-            j = i + 1
-            if j < n and p[j] == "^":
-                j += 1
-            if j < n and p[j] == "]":
-                j += 1
-            while j < n and p[j] != "]":
-                if p[j] == "[" and j + 1 < n and p[j + 1] in ":.=":
-                    k = p.find(p[j + 1] + "]", j + 2)
-                    j = k + 2 if k >= 0 else n
-                else:
-                    j += 1
+            j = _bracket_end(p, i)
             out.append(p[i : j + 1])
             i = j + 1
             start = False
@@ -502,6 +623,11 @@ def _compile_translated(pattern: str, icase: bool) -> re.Pattern[str] | None:
 
 def translated_search(pattern: str, subject: str, *, icase: bool = False) -> tuple[int, int] | Literal[False] | None:
     """The translator's answer, whatever libc is present (for tests and non-glibc hosts)."""
+    return _bounded(_translated, pattern, subject, _REG_ICASE if icase else 0, False)
+
+
+def _translated(pattern: str, subject: str, flags: int) -> Span:
+    icase = bool(flags & _REG_ICASE)
     rx = _compile_translated(pattern, icase)
     if rx is None:
         return None
@@ -519,7 +645,7 @@ def ere_span(
     without ``-E``)."""
     flags = _REG_ICASE if icase else 0
     if basic and _GLIBC is not None:
-        return _glibc_search(f"^\\({pattern}\\)$" if exact else pattern, subject, flags)
+        return _bounded(_glibc_search, f"^\\({pattern}\\)$" if exact else pattern, subject, flags, True)
     if basic:
         try:
             pattern = bre_to_ere(pattern)
@@ -528,7 +654,7 @@ def ere_span(
     if exact:
         pattern = f"^({pattern})$"
     if _GLIBC is not None:
-        return _glibc_search(pattern, subject, _REG_EXTENDED | flags)
+        return _bounded(_glibc_search, pattern, subject, _REG_EXTENDED | flags, False)
     return translated_search(pattern, subject, icase=icase)
 
 

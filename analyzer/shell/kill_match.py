@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from analyzer.shell.ere import ere_span
+from analyzer.shell.ere import ere_span, pattern_bound
 from analyzer.shell.kill_model import COMM_LEN_BSD, COMM_LEN_LINUX, Process, comm_of, parse_signal
 
 __all__ = [
@@ -237,6 +237,7 @@ def match_pgrep(opts: PgrepOptions, cands: list[Candidate], *, bsd: bool) -> Pgr
     if opts.error:
         return res
     spare_ancestors = opts.ignore_ancestors if not bsd else not opts.include_ancestors
+    res.notes.extend(b for b in map(pattern_bound, opts.patterns) if b is not None)
     for cand in cands:
         p = cand.process
         if opts.users and p.user is not None and p.user not in opts.users:
@@ -253,7 +254,8 @@ def match_pgrep(opts: PgrepOptions, cands: list[Candidate], *, bsd: bool) -> Pgr
                 got = ere_span(pat, subject, icase=opts.icase, exact=opts.exact)
                 if got is None:
                     res.invalid = True
-                    res.notes.append(f"'{pat}' is not a valid POSIX extended regex: {opts.tool} exits 2")
+                    if pattern_bound(pat) is None:  # else the bound's note says why
+                        res.notes.append(f"'{pat}' is not a valid POSIX extended regex: {opts.tool} exits 2")
                     return PgrepResult(invalid=True, notes=res.notes)
                 if got is not False:
                     hit, span = True, got
@@ -406,6 +408,8 @@ def match_killall(opts: KillallOptions, cands: list[Candidate], *, bsd: bool) ->
     if opts.error:
         return res
     limit = COMM_LEN_BSD if bsd else COMM_LEN_LINUX
+    if opts.regex:
+        res.notes.extend(b for b in map(pattern_bound, opts.names) if b is not None)
     for cand in cands:
         p = cand.process
         if opts.users and p.user is not None and p.user not in opts.users:
@@ -422,7 +426,8 @@ def match_killall(opts: KillallOptions, cands: list[Candidate], *, bsd: bool) ->
             if opts.regex:
                 got = ere_span(name, command, icase=opts.icase)
                 if got is None:
-                    res.notes.append(f"'{name}' is not a valid regex: killall exits with an error")
+                    if pattern_bound(name) is None:
+                        res.notes.append(f"'{name}' is not a valid regex: killall exits with an error")
                     return PgrepResult(invalid=True, notes=res.notes)
                 hit = got is not False
                 span = got if isinstance(got, tuple) else None

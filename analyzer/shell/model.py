@@ -111,7 +111,7 @@ class SimpleCommand(BaseModel):
     shells outside the container are not its ancestors, so ``shells`` restarts there."""
 
 
-ParseStatus = Literal["ok", "recovered", "failed"]
+ParseStatus = Literal["ok", "recovered", "truncated", "failed"]
 
 
 class ShellScript(BaseModel):
@@ -123,7 +123,10 @@ class ShellScript(BaseModel):
     """Every simple command at every depth, in execution order."""
     status: ParseStatus = "ok"
     """``ok``: parsed cleanly; ``recovered``: repaired (closed quotes, truncated log text) or taken
-    from an error-recovering tree; ``failed``: nothing usable."""
+    from an error-recovering tree; ``truncated``: a bound of the shell stage was hit (nesting
+    depth, a parser's memory or time budget, nested scripts deeper than followed): the commands
+    that could be read are kept, some flat or not followed, and ``notes`` says which;
+    ``failed``: nothing usable."""
     parser: str = "tree-sitter"
     """Which parser produced the result: ``tree-sitter``, ``shfmt``, ``tree-sitter+repair``…"""
     notes: list[str] = Field(default_factory=list)

@@ -11,6 +11,19 @@ what is open (``_levels``). Then wrappers are stripped and nested scripts follow
 ``bash -c``, ``su -c``, heredocs fed to shells, tmux, watch, docker/kubectl exec) up to 4 levels
 (``_lower``). Script files written by heredocs are linked across a session by ``resolve``.
 
+Hard bounds (hostile commands: a transcript is untrusted input). Each one that is hit makes the
+result ``truncated``, keeps every command it can read (flat where the structure was refused) and
+says which bound in ``notes``; never ``ok`` with commands missing:
+
+- input size: 1,000,000 characters per text (``_levels.MAX_CHARS``);
+- tree-sitter's memory: a text with more than 1,500 ``|`` is parsed in a forked child capped at
+  512 MB and 5 s (``_isolate``); stopped, the text is read by the linear ``_lexical`` splitter;
+- repair: closers are tried on at most 150,000 re-parsed bytes per text;
+- nesting: lists (subshells, groups, ``$( … )``, loop bodies) deeper than 60 are read flat;
+  nested scripts (ssh, ``bash -c``…) deeper than 4 are not followed;
+- pkill/pgrep/killall/grep patterns (``ere``): an expansion over 100,000 states is not compiled;
+  back-references or size × subject over 2·10^7 match in a forked child under a 1 s deadline.
+
 One tree-sitter parser serves the whole process: parse from one thread at a time (the batch
 runs sessions in separate processes).
 """

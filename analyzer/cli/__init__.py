@@ -29,7 +29,25 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+EXIT_CRASH = 3
+"""An internal error (a bug, not the input): distinct from 1 "findings found" and 2 "usage or
+unreadable input", so CI never reads a traceback as a verdict."""
+
+
 class LazyGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort, SystemExit, KeyboardInterrupt):
+            raise
+        except Exception:
+            import traceback
+
+            traceback.print_exc()
+            click.echo(f"analyzer: internal error (exit {EXIT_CRASH}); please report it with the traceback above",
+                       err=True)
+            ctx.exit(EXIT_CRASH)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 
@@ -50,7 +68,9 @@ class LazyGroup(click.Group):
 @click.version_option(__version__, prog_name="analyzer")
 def main() -> None:
     """Read coding-agent session logs, rebuild what happened to every server they launched,
-    probed and killed, and point at the step that went wrong."""
+    probed and killed, and point at the step that went wrong.
+
+    Exit status: 0 clean, 1 findings, 2 usage error or unreadable input, 3 internal error."""
     # The process ends with the command: the cycle collector's last pass over every object at
     # shutdown (spaCy's vocabulary, every model class, the kept results) only frees memory the
     # process is about to give back: 0.2-0.3 s after a large session. Objects are still released

@@ -6,6 +6,7 @@ from pathlib import Path
 import click
 import orjson
 
+from analyzer.cli import EXIT_CRASH
 from analyzer.cli._common import EXIT_USAGE, echo_diagnostics, fail
 from analyzer.config import ConfigError, load_config
 from analyzer.events import SystemEvent
@@ -14,7 +15,7 @@ from analyzer.ingest.base import paused_gc
 from analyzer.ingest.discover import discover
 from analyzer.lifecycle.world import World
 from analyzer.pipeline import Analysis, Analyzer, partial_read
-from analyzer.report import json_doc, sarif, text
+from analyzer.report import json_doc, sarif, terminal, text
 from analyzer.rules.api import Severity
 from analyzer.rules.engine import BaselineError, SelectionError, apply_baseline, write_baseline
 
@@ -46,8 +47,10 @@ def command(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: t
     """Analyze the sessions at PATHS (files or folders) and report coordination failures.
 
     Exit status: 0 nothing at or above --fail-on, 1 findings, 2 usage error or no input readable
-    (a file most of whose records were lost counts as not readable: "read 1 of 87 records").
+    (a file most of whose records were lost counts as not readable: "read 1 of 87 records"),
+    3 internal error (the other files are still checked; json and sarif list it under errors).
     """
+    terminal.install(stdout=fmt == "text")  # transcript text must not drive the terminal
     try:
         config = load_config(Path(config_path) if config_path else None)
         analyzer = Analyzer(config, _split(select), _split(ignore), list(rules_dir))
@@ -59,17 +62,29 @@ def command(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: t
     analyses: list[Analysis] = []
     errors: list[dict[str, str | int | None]] = []
     partial = 0  # analyses of sessions most of whose records were lost
+    crashed = False
     for p in discover(paths):
         if config.excluded(p):
             continue
         # a session's objects are made and mostly dropped again (``_reported``) before the cycle
         # collector runs: it then scans what is kept, not the whole timeline and world
-        with paused_gc():
-            checked = _check_file(p, analyzer, fmt, errors)
+        try:
+            with paused_gc():
+                checked = _check_file(p, analyzer, fmt, errors)
+        except Exception as exc:  # a bug on one file: the rest is still checked; the exit says crash
+            crashed = _crashed(p, exc, errors)
+            continue
         for analysis, clean in checked:
             analyses.append(analysis)
             partial += not clean
     if not analyses:
+        if crashed:  # the document still says what broke
+            if fmt == "json":
+                click.echo(orjson.dumps(json_doc.document([], errors), option=orjson.OPT_INDENT_2).decode())
+            elif fmt == "sarif":
+                rules = [lr.cls for lr in analyzer.ruleset.rules.values()]
+                click.echo(orjson.dumps(sarif.document([], rules, errors), option=orjson.OPT_INDENT_2).decode())
+            sys.exit(EXIT_CRASH)
         if not errors:
             click.echo(f"analyzer: no session found under {', '.join(paths)}", err=True)
         sys.exit(EXIT_USAGE)
@@ -92,11 +107,23 @@ def command(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: t
             click.echo(f"{partial} of {len(analyses)} session(s) only partly read: what was lost was not checked")
     for s in stale:
         click.echo(f"analyzer: stale baseline entry: {s}", err=True)
+    if crashed:
+        sys.exit(EXIT_CRASH)
     if partial == len(analyses):  # no input was read well enough for "no findings" to mean anything
         sys.exit(EXIT_USAGE)
     threshold = Severity(fail_on or config.fail_on or "low").rank
     if any(f.severity.rank >= threshold for a in analyses for f in a.findings):
         sys.exit(EXIT_FINDINGS)
+
+
+def _crashed(path: Path, exc: Exception, errors: list[dict[str, str | int | None]]) -> bool:
+    """An internal error on one file: its traceback on stderr and an entry in the document."""
+    import traceback
+
+    traceback.print_exception(exc)
+    errors.append({"path": str(path), "line": None, "message": f"internal error: {type(exc).__name__}: {exc}"})
+    click.echo(f"analyzer: {path}: internal error ({type(exc).__name__}): exit {EXIT_CRASH}", err=True)
+    return True
 
 
 def _check_file(path: Path, analyzer: Analyzer, fmt: str,

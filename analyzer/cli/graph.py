@@ -5,6 +5,8 @@ import orjson
 
 from analyzer.cli._common import echo_diagnostics, load_or_fail, width
 from analyzer.lifecycle.world import World, build_world, node_link
+from analyzer.report import terminal
+from analyzer.report.redact import Redactor
 
 
 def render_text(world: World) -> str:
@@ -66,7 +68,8 @@ def command(path: str, fmt: str) -> None:
         }
         click.echo(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
     elif fmt == "dot":
-        click.echo(render_dot(world))
+        click.echo(Redactor()(render_dot(world)))
     else:
+        terminal.install(stdout=True)
         echo_diagnostics(session)
-        click.echo(render_text(world))
+        click.echo(Redactor()(render_text(world)))  # a terminal is a report too

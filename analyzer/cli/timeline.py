@@ -5,6 +5,8 @@ import orjson
 
 from analyzer.cli._common import echo_diagnostics, load_or_fail, width
 from analyzer.events import AssistantEvent, Event, Session, SystemEvent, ToolEvent, UserEvent
+from analyzer.report import terminal
+from analyzer.report.redact import Redactor
 
 
 def _one_line(text: str, room: int) -> str:
@@ -71,5 +73,6 @@ def command(path: str, fmt: str, agent: str, input_format: str | None) -> None:
             doc["events"] = [e for e in doc["events"] if e["agent"] == "main"]
         click.echo(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
         return
+    terminal.install(stdout=True)
     echo_diagnostics(session)
-    click.echo(render_text(session, agent))
+    click.echo(Redactor()(render_text(session, agent)))  # a terminal is a report too

@@ -1,0 +1,70 @@
+"""Terminal escape injection: transcript text printed by `check` and `timeline` cannot drive the
+terminal (OSC 0 title, OSC 8 hidden link, OSC 52 clipboard, DCS, C1 CSI, bidi reordering)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from analyzer.cli import main
+from analyzer.report.terminal import neutralise
+
+PAYLOADS = {
+    "OSC 0 title": "\x1b]0;pwned\x07",
+    "OSC 8 hyperlink": "\x1b]8;;http://evil.example/\x1b\\click me\x1b]8;;\x1b\\",
+    "OSC 52 clipboard": "\x1b]52;c;cm0gLXJmIH4=\x07",
+    "DCS": "\x1bPqpayload\x1b\\",
+    "C1 CSI": "\x9b2J\x9d0;title\x9c",
+    "CSI clear": "\x1b[2J\x1b[H",
+    "carriage return overwrite": "safe\rkill -9 -1",
+    "backspaces": "rm -rf /\b\b\b\b\b\b\b\bls",
+    "bidi override": "# \u202e1- 9- llik",
+}
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f]")
+
+
+@pytest.mark.parametrize("payload", PAYLOADS.values(), ids=PAYLOADS.keys())
+def test_every_control_character_is_made_visible(payload: str) -> None:
+    out = neutralise(payload)
+    assert _CONTROL.search(out) is None
+    assert len(out) >= len(payload)  # shown, not silently dropped
+
+
+def test_newlines_tabs_and_ordinary_text_are_kept() -> None:
+    text = "ssh h 'kill 1'\n\tnohup vllm serve … → ready ✓ 日本語"
+    assert neutralise(text) == text
+
+
+def _session(tmp_path: Path) -> Path:
+    user = " ".join(PAYLOADS.values()).replace("\\", "\\\\").replace('"', '\\"')
+    body = "".join(f"\\x{ord(c):02x}" if (ord(c) < 0x20 and c != "\n") or 0x7F <= ord(c) <= 0x9F else c for c in user)
+    path = tmp_path / "hostile.session.yaml"
+    path.write_text(
+        "agent: claude-code\nevents:\n"
+        f'  - user: "Start the API on port 8000 {body}"\n'
+        "  - bash: nohup uvicorn app:api --port 8000 > api.log 2>&1 &\n"
+        "  - user: Ready\n"
+        f'  - bash: "pkill -f uvicorn; echo {body}"\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+@pytest.mark.parametrize("args", [["check"], ["timeline"], ["graph"]])
+def test_text_outputs_carry_no_raw_control_character(tmp_path: Path, args: list[str]) -> None:
+    path = _session(tmp_path)
+    result = CliRunner().invoke(main, [*args, str(path)], env={"COLUMNS": "400"})
+    assert result.exit_code in (0, 1), result.output
+    assert _CONTROL.search(result.stdout) is None
+    assert _CONTROL.search(result.stderr) is None
+    if args == ["timeline"]:
+        assert "\u241b]52;c;" in result.stdout  # the clipboard write is shown as text
+
+
+def test_json_output_escapes_control_characters_itself(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["check", "--format", "json", str(_session(tmp_path))])
+    assert result.exit_code == 1
+    assert "\x1b" not in result.stdout  # JSON escapes C0 itself; its strings are data, kept exact

@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -93,6 +92,8 @@ def connect(folder: Path, deadline: float) -> socket.socket:
 
 def start_server(folder: Path) -> None:
     """The warm server, detached from the hook (its own session: the agent's Ctrl-C is not its)."""
+    import subprocess  # only a first call starts the server: not imported on every hook
+
     log = open(folder / "server.log", "ab")  # noqa: SIM115 - handed to the child
     with log:
         subprocess.Popen([sys.executable, "-m", "analyzer.guard.server", "--dir", str(folder)],

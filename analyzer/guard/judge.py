@@ -2,19 +2,25 @@
 
 The proposed command becomes the next event of the world and the same rules as ``check`` judge it
 (``over-broad-kill``, ``kill-after-ready``, ``duplicate-launch``: the rules that need no output).
-The world is kept at the last settled event; each judgement runs in a forked copy of the process
-(copy-on-write: a few milliseconds whatever the session's size) so the proposed command, which may
-never run, never enters the kept world. Commands that name no lifecycle word (``ls``, ``git``,
-``pytest``: most of them) are allowed without a fork, by the builder's own pre-filter.
+The world is kept at the last settled event; each judgement runs in a forked copy of the process,
+so the proposed command, which may never run, never enters the kept world. The fork costs page
+tables in proportion to the process's size (tens of milliseconds for a 50 MB session), so it is
+made ahead: after answering a hook the server forks a copy that waits on a pipe (``Standby``), and
+the next hook only sends it the command and the events the world has not taken in yet. Commands that
+name no lifecycle word (``ls``, ``git``, ``pytest``: most of them) are allowed without a copy, by
+the builder's own pre-filter.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
 from collections.abc import Callable, Iterable
 from typing import Any
+
+from pydantic import TypeAdapter
 
 from analyzer.config import Config
 from analyzer.events import Event, Session, ToolEvent
@@ -22,9 +28,11 @@ from analyzer.guard.settings import GUARD_RULES, GuardSettings
 from analyzer.guard.verdict import DECISIONS, Decision, Verdict
 from analyzer.lifecycle._builder import Builder, _prefilter
 from analyzer.lifecycle.facts import Kill, Launch, ModelDisagreement
-from analyzer.lifecycle.world import World
+from analyzer.lifecycle.world import F, World
 from analyzer.pipeline import Analyzer
 from analyzer.rules.api import Finding, Rule
+
+_EVENT: TypeAdapter[Event] = TypeAdapter(Event)
 
 
 def guard_analyzer(config: Config | None = None) -> Analyzer:
@@ -55,6 +63,7 @@ class LiveWorld:
         self.world = World(session=self.session, catalog=analyzer.catalog)
         self.builder = Builder(self.world)
         self.rules: list[Rule] = [r for r in analyzer.rules if r.name in GUARD_RULES]
+        self._standby: Standby | None = None
 
     @property
     def events(self) -> list[Event]:
@@ -66,23 +75,56 @@ class LiveWorld:
         self.session.events.append(ev)
         self.builder.feed(ev)
 
+    def prepare(self) -> None:
+        """Fork the copy that will judge the next command, unless one for this world is waiting.
+        The server calls this after answering a hook, so the next hook does not wait for the fork."""
+        if self._standby is not None and self._standby.at == len(self.events):
+            return
+        self.discard()
+        reap()
+        self._standby = Standby(len(self.events), self._judge_request)
+
+    def discard(self) -> None:
+        if self._standby is not None:
+            self._standby.discard()
+            self._standby = None
+
     def judge(self, command: ToolEvent, before: Iterable[Event] = ()) -> Verdict:
         """The verdict on ``command`` as the next event, after the unsettled ``before`` events (a
         call still waiting for its result, a prompt the transcript does not show yet)."""
         if not command.command or not _prefilter(self.world.catalog).search(command.command):
             return Verdict()
-        pending = list(before)
-        result = _forked(lambda: self._judge_here(pending, command).to_dict())
-        return Verdict.from_dict(result)
+        self.prepare()
+        assert self._standby is not None
+        standby, self._standby = self._standby, None  # one judgement per copy
+        request = {"events": [ev.model_dump(mode="json") for ev in before],
+                   "command": command.model_dump(mode="json")}
+        return Verdict.from_dict(standby.ask(request))
 
-    def _judge_here(self, pending: list[Event], command: ToolEvent) -> Verdict:
-        """In the forked copy: add the events, run the rules, keep the findings on ``command``."""
+    def _judge_request(self, request: dict[str, Any]) -> dict[str, Any]:
+        """In the forked copy: add the events, run the rules, keep the findings on the command."""
+        pending = [_EVENT.validate_python(e) for e in request["events"]]
+        command = ToolEvent.model_validate(request["command"])
         for ev in [*pending, command]:
             self.add(ev)
         self.world._prompts = None  # the prompt index is built once; this copy has new events
+        _narrow(self.world, command.index)
         findings = [f for rule in self.rules for f in _safe_check(rule, self.world)
                     if f.anchor.index == command.index and not _harness_survives(f, self.world)]
-        return verdict_of(findings, self.world, self.settings)
+        return verdict_of(findings, self.world, self.settings).to_dict()
+
+
+def _narrow(world: World, event: int) -> None:
+    """In a judging copy: the world's kills and launches are those of ``event`` only. The guard's
+    rules anchor each finding on its own kill or launch, so the findings on ``event`` are the same,
+    and a 50 MB session's thousand kills are not gone through again on every command."""
+    here = world.facts_at(event)
+    every = world.facts_of
+
+    def facts_of(kind: type[F]) -> list[F]:
+        return [f for f in here if isinstance(f, kind)] if kind in (Kill, Launch) else every(kind)
+
+    world.facts_of = facts_of  # type: ignore[method-assign]
 
 
 def _harness_survives(f: Finding, world: World) -> bool:
@@ -106,30 +148,69 @@ def _safe_check(rule: Rule, world: World) -> list[Finding]:
         return []
 
 
-def _forked(fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """``fn()`` in a forked child; its JSON result through a pipe. The child never returns."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child's coverage is not collected
-        try:
-            gc.disable()  # a collection would touch (and so copy) every page of the parent's heap
-            os.close(r)
+class Standby:
+    """A forked copy of the process, waiting on a pipe to judge one command on the world as it was
+    at the fork (copy-on-write: the fork costs page tables, the judgement only what it adds)."""
+
+    def __init__(self, at: int, fn: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        self.at = at
+        """How many events the world had when it was forked."""
+        req_r, self._req_w = os.pipe()
+        self._res_r, res_w = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # pragma: no cover - the child's coverage is not collected
             try:
-                data = json.dumps(fn()).encode()
-            except BaseException as exc:
-                data = json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode()
-            with os.fdopen(w, "wb") as out:
-                out.write(data)
-        finally:
-            os._exit(0)
-    os.close(w)
-    with os.fdopen(r, "rb") as inp:
-        data = inp.read()
-    os.waitpid(pid, 0)
-    if not data:
-        return {"error": "the judging process died"}
-    result: dict[str, Any] = json.loads(data)
-    return result
+                gc.disable()  # a collection would touch (and so copy) every page of the parent's heap
+                os.close(self._req_w)
+                os.close(self._res_r)
+                with os.fdopen(req_r, "rb") as inp:
+                    raw = inp.read()
+                try:
+                    data = json.dumps(fn(json.loads(raw))).encode() if raw else b""
+                except BaseException as exc:
+                    data = json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode()
+                with os.fdopen(res_w, "wb") as out:
+                    out.write(data)
+            finally:
+                os._exit(0)
+        os.close(req_r)
+        os.close(res_w)
+
+    def ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        with os.fdopen(self._req_w, "wb") as out:
+            out.write(json.dumps(request).encode())
+        with os.fdopen(self._res_r, "rb") as inp:
+            data = inp.read()
+        # the child tears down its copy of the address space after answering: reaped later
+        _EXITING.append(self.pid)
+        if not data:
+            return {"error": "the judging process died"}
+        result: dict[str, Any] = json.loads(data)
+        return result
+
+    def discard(self) -> None:
+        """End a copy that will not be asked (its world is out of date)."""
+        with contextlib.suppress(OSError):
+            os.close(self._req_w)  # the child reads EOF and exits
+        with contextlib.suppress(OSError):
+            os.close(self._res_r)
+        _EXITING.append(self.pid)
+        reap()
+
+
+_EXITING: list[int] = []
+"""Judging copies that answered or were discarded, not yet reaped."""
+
+
+def reap() -> None:
+    """Collect the judging copies that have exited (never waits)."""
+    for pid in list(_EXITING):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            _EXITING.remove(pid)
 
 
 # -- the verdict and its words -------------------------------------------------------------------

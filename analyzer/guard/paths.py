@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 DIR_ENV = "ANALYZER_GUARD_DIR"
@@ -21,7 +20,7 @@ def runtime_dir() -> Path:
     elif os.environ.get("XDG_RUNTIME_DIR"):
         d = Path(os.environ["XDG_RUNTIME_DIR"]) / "analyzer-guard"
     else:
-        d = Path(tempfile.gettempdir()) / f"analyzer-guard-{os.getuid()}"
+        d = Path(os.environ.get("TMPDIR") or "/tmp") / f"analyzer-guard-{os.getuid()}"  # not tempfile: slow import
     d.mkdir(mode=0o700, parents=True, exist_ok=True)
     return d
 

@@ -30,6 +30,9 @@ from analyzer.guard.tail import Tail, tail_for
 from analyzer.guard.verdict import HookCall, Verdict
 from analyzer.pipeline import Analyzer
 
+SEND_AT_MOST = 32
+"""Unsettled or new events sent along to the judging copy; past that the kept world takes them in
+first (a first call on a long transcript)."""
 MAX_SESSIONS = 32
 """Worlds kept warm; the least recently used goes first."""
 
@@ -46,26 +49,33 @@ class SessionState:
         self.cwd = call.cwd
         self.prompts: list[str] = []
         """Prompts a hook delivered that the transcript does not show yet."""
-        self._new_world()
+        self.live = self._fresh()
+        self.fed = 0
+        """Events of ``tail.events`` the kept world has taken in."""
+
+    def _fresh(self) -> LiveWorld:
+        return LiveWorld(self.analyzer, self.settings, path=self.path, format=self.agent, agent=self.agent,
+                         session_id=self.session_id, cwd=self.cwd)
 
     def _new_world(self) -> None:
-        self.live = LiveWorld(self.analyzer, self.settings, path=self.path, format=self.agent, agent=self.agent,
-                              session_id=self.session_id, cwd=self.cwd)
-        self.fed = 0
+        """The transcript was rewritten: start again from its first event."""
+        self.live.discard()
+        self.live, self.fed = self._fresh(), 0
 
     def sync(self) -> None:
-        """Take in what the transcript gained; settled events enter the kept world."""
-        if self.tail is None:
-            return
-        if self.tail.read():
-            self._new_world()
-        events = self.tail.events
-        while self.fed < len(events) and self.tail.settled(events[self.fed]):
-            ev = events[self.fed]
-            if isinstance(ev, UserEvent) and ev.text.strip() in self.prompts:
-                self.prompts.remove(ev.text.strip())
-            self.live.add(ev)
-            self.fed += 1
+        """Take in what the transcript gained; settled events enter the kept world, and a copy of
+        it is forked for the next judgement (after the hook was answered: off its clock)."""
+        if self.tail is not None:
+            if self.tail.read():
+                self._new_world()
+            events = self.tail.events
+            while self.fed < len(events) and self.tail.settled(events[self.fed]):
+                ev = events[self.fed]
+                if isinstance(ev, UserEvent) and ev.text.strip() in self.prompts:
+                    self.prompts.remove(ev.text.strip())
+                self.live.add(ev)
+                self.fed += 1
+        self.live.prepare()
 
     def handle(self, call: HookCall) -> Verdict:
         if call.event == "prompt" and call.prompt:
@@ -74,22 +84,25 @@ class SessionState:
             else:
                 self.prompts.append(call.prompt.strip())
             return Verdict()
-        if call.event == "post" and call.command:
-            if self.tail is None:
-                ev = proposed(call.command, call.tool_use_id, call.background)
-                ev.output, ev.exit_code = call.output or "", call.exit_code
-                self.live.add(ev)
-            else:
-                self.sync()
-            return Verdict()
+        if call.event == "post" and call.command and self.tail is None:
+            ev = proposed(call.command, call.tool_use_id, call.background)
+            ev.output, ev.exit_code = call.output or "", call.exit_code
+            self.live.add(ev)
         if call.event != "pre" or not call.command:
             return Verdict()
-        self.sync()
-        before: list[Event] = [UserEvent(text=p) for p in self.prompts]
+        before: list[Event] = []
         if self.tail is not None:
-            # the transcript may already hold the call being judged: it is the proposed event
-            before += [ev for ev in self.tail.events[self.fed:]
-                       if not (isinstance(ev, ToolEvent) and call.tool_use_id and ev.ref == call.tool_use_id)]
+            if self.tail.read():
+                self._new_world()
+            if len(self.tail.events) - self.fed > SEND_AT_MOST:
+                self.sync()  # a first read: the kept world takes it in (cheaper than sending it)
+            # what the kept world has not taken in goes to the judging copy; the transcript may
+            # already hold the call being judged: that one is the proposed event itself
+            before = [ev for ev in self.tail.events[self.fed:]
+                      if not (isinstance(ev, ToolEvent) and call.tool_use_id and ev.ref == call.tool_use_id)]
+        shown = {ev.text.strip() for ev in before if isinstance(ev, UserEvent)}
+        # a prompt the transcript does not show yet is newer than all it shows
+        before += [UserEvent(text=p) for p in self.prompts if p not in shown]
         return self.live.judge(proposed(call.command, call.tool_use_id, call.background), before)
 
 
@@ -97,6 +110,7 @@ class Server:
     def __init__(self) -> None:
         self.sessions: OrderedDict[tuple[str, str, str], SessionState] = OrderedDict()
         self.configs: dict[str, tuple[Analyzer, GuardSettings]] = {}
+        self.last: SessionState | None = None
 
     def config_for(self, cwd: str | None) -> tuple[str, Analyzer, GuardSettings]:
         path = find_config(Path(cwd)) if cwd and Path(cwd).is_dir() else None
@@ -114,10 +128,21 @@ class Server:
         if state is None:
             state = self.sessions[skey] = SessionState(call, analyzer, settings)
             while len(self.sessions) > MAX_SESSIONS:
-                self.sessions.popitem(last=False)
+                self.sessions.popitem(last=False)[1].live.discard()
         self.sessions.move_to_end(skey)
+        self.last = state
         verdict = state.handle(call)
         return {"verdict": verdict.to_dict(), "log": settings.log}
+
+    def after(self) -> None:
+        """Once the hook has its answer: bring the last session's world up to date."""
+        state, self.last = self.last, None
+        if state is not None:
+            state.sync()
+
+    def close(self) -> None:
+        for state in self.sessions.values():
+            state.live.discard()
 
     def idle(self) -> float:
         if os.environ.get(IDLE_ENV):
@@ -174,8 +199,13 @@ def serve(folder: Path) -> int:
                     reply = {"verdict": Verdict(error=f"{type(exc).__name__}: {exc}").to_dict()}
                 with contextlib.suppress(OSError):
                     conn.sendall(json.dumps(reply).encode() + b"\n")
+            try:
+                server.after()
+            except Exception as exc:  # the next call reads again; this one was answered
+                print(f"guard: updating the world failed: {type(exc).__name__}: {exc}", file=sys.stderr)
             last = time.monotonic()
     finally:
+        server.close()
         sock.close()
         with contextlib.suppress(FileNotFoundError):
             sock_path.unlink()

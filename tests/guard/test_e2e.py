@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -105,3 +106,19 @@ def test_malformed_hook_input_is_allowed_and_logged(tmp_path: Path, monkeypatch:
                          capture_output=True, text=True, timeout=60)
     assert (out.returncode, out.stdout) == (0, "")
     assert "unreadable hook input" in json.loads((tmp_path / "guard.jsonl").read_text())["error"]
+
+
+def test_the_server_exits_when_idle(guard_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANALYZER_GUARD_IDLE", "1")
+    transcript = tmp_path / "t.jsonl"
+    _claude_transcript(transcript, "idle")
+    out = _hook({"session_id": "idle", "transcript_path": str(transcript), "cwd": str(tmp_path),
+                 "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                 "tool_input": {"command": "curl -sf localhost:8765/health"}, "tool_use_id": "t1"})
+    assert out.returncode == 0
+    assert (guard_dir / "guard.pid").exists()
+    deadline = time.monotonic() + 60  # a generous bound for a loaded machine, not a timing check
+    while (guard_dir / "guard.pid").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    # the server removes both on its way out
+    assert not (guard_dir / "guard.pid").exists() and not (guard_dir / "guard.sock").exists()

@@ -12,19 +12,46 @@ from dataclasses import dataclass, field
 from functools import partial
 
 _RULES: list[tuple[str, re.Pattern[str], int]] = [
-    # (kind, pattern, group to replace: 0 = whole match)
-    ("private key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)"), 0),
+    # (kind, pattern, group to replace: 0 = whole match). Token formats follow gitleaks'
+    # rules (config/gitleaks.toml) where it has one; the context rules (flags, headers, JSON keys)
+    # are ours, with the exceptions that keep evidence: counts, booleans, paths, $VAR references.
+    ("private key", re.compile(
+        r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|\Z)"), 0),
     ("Anthropic API key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{20,}"), 0),
-    ("OpenAI API key", re.compile(r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,}"), 0),
+    # legacy keys are sk- and 48 letters/digits, no dashes: `sk-learn-feature-pipeline-worker` is a name
+    ("OpenAI API key", re.compile(r"\bsk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}|[A-Za-z0-9]{32,})"), 0),
     ("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"), 0),
-    ("AWS access key", re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"), 0),
+    ("GitLab token", re.compile(r"\bgl(?:pat|ptt|rt|dt|cbt|oas|ft|imt|agent|soat)-[A-Za-z0-9_\-]{20,}"), 0),
+    ("AWS access key", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"), 0),
+    ("AWS secret key", re.compile(
+        r"(?i)((?:aws_?secret_?access_?key|secret_?access_?key)['\"]?\s*[:=]\s*['\"]?)([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"), 2),
+    ("Azure storage key", re.compile(r"(?i)(\bAccountKey=)([A-Za-z0-9+/=]{40,})"), 2),
+    ("GCP private key id", re.compile(r"(\"private_key_id\"\s*:\s*\")([0-9a-f]{40})"), 2),
     ("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}"), 0),
     ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"), 0),
-    ("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), 0),
-    ("Stripe key", re.compile(r"\b[sr]k_(?:live|test)_[A-Za-z0-9]{20,}"), 0),
+    ("Slack token", re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}"), 0),
+    ("Slack webhook", re.compile(r"\bhooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{20,}"), 0),
+    ("Stripe key", re.compile(r"\b[sr]k_(?:live|test|prod)_[A-Za-z0-9]{20,}"), 0),
+    ("SendGrid key", re.compile(r"\bSG\.[A-Za-z0-9_\-]{20,24}\.[A-Za-z0-9_\-]{39,50}"), 0),
+    ("npm token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), 0),
+    ("PyPI token", re.compile(r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}"), 0),
+    ("DigitalOcean token", re.compile(r"\bdo[por]_v1_[a-f0-9]{64}\b"), 0),
+    ("Shopify token", re.compile(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"), 0),
+    ("Databricks token", re.compile(r"\bdapi[a-f0-9]{32}(?:-\d)?\b"), 0),
+    ("Twilio key", re.compile(r"\bSK[0-9a-fA-F]{32}\b"), 0),
     ("JWT", re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"), 0),
     ("Authorization header", re.compile(r"(?i)(\bauthorization\s*[:=]\s*(?:bearer|basic|token)?\s*)([^\s'\"\\]+)"), 2),
-    ("password in URL", re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@'\"]+:)([^@\s/'\"]+)(@)"), 2),
+    ("API key header", re.compile(
+        r"(?i)(\bx-(?:api-key|api-token|auth-token|access-token|goog-api-key|functions-key)\s*:\s*)([^\s'\"\\]{4,})"), 2),
+    # the user may be empty: redis://:pw@host
+    ("password in URL", re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@'\"]*:)([^@\s/'\"]+)(@)"), 2),
+    ("password argument", re.compile(
+        r"(\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?\s-p)([^\s'\"-][^\s'\"]{2,})"
+        r"|(\b(?:docker|podman|nerdctl)\s+login\b[^\n|;&]*?\s(?:-p|--password)(?:=|\s+)['\"]?)([^\s'\"-][^\s'\"]{2,})"
+        r"|(\bsshpass\b[^\n|;&]*?\s-p\s*['\"]?)([^\s'\"-][^\s'\"]{2,})"), -1),
+    ("secret in JSON", re.compile(
+        r"(?i)([\"'][a-z0-9_.\-]*(?:api[_\-]?key|secret|token|password|passwd|access[_\-]?key|private[_\-]?key)"
+        r"[\"']\s*:\s*[\"'])([^\"'\\\s]{4,})"), 2),
     ("secret variable", re.compile(
         r"(?i)(\b[A-Z0-9_]*(?:API_KEY|_KEY|TOKEN|SECRET|PASSWORD|PASSWD)[A-Z0-9_]*\s*=\s*['\"]?)([^\s'\"]{4,})"), 2),
     ("secret flag", re.compile(
@@ -50,15 +77,30 @@ _GATES: dict[str, _Gate] = {
     "Anthropic API key": _Gate(("sk-ant-",)),
     "OpenAI API key": _Gate(("sk-",)),
     "GitHub token": _Gate(("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
-    "AWS access key": _Gate(("AKIA", "ASIA")),
+    "GitLab token": _Gate(("gl",)),
+    "AWS access key": _Gate(("AKIA", "ASIA", "ABIA", "ACCA")),
+    "AWS secret key": _Gate(("secret",), lower=True),
+    "Azure storage key": _Gate(("accountkey=",), lower=True),
+    "GCP private key id": _Gate(('"private_key_id"',)),
     "Hugging Face token": _Gate(("hf_",)),
     "Google API key": _Gate(("AIza",)),
     "Slack token": _Gate(("xox",)),
-    "Stripe key": _Gate(("k_live_", "k_test_")),
+    "Slack webhook": _Gate(("hooks.slack.com/",)),
+    "Stripe key": _Gate(("k_live_", "k_test_", "k_prod_")),
+    "SendGrid key": _Gate(("SG.",)),
+    "npm token": _Gate(("npm_",)),
+    "PyPI token": _Gate(("pypi-AgEIcHlwaS5vcmc",)),
+    "DigitalOcean token": _Gate(("_v1_",)),
+    "Shopify token": _Gate(("shpat_", "shpca_", "shppa_", "shpss_")),
+    "Databricks token": _Gate(("dapi",)),
+    "Twilio key": _Gate(("SK",)),
     "JWT": _Gate(("eyJ",)),
     "Authorization header": _Gate(("authorization",), lower=True,
                                   pattern=re.compile(r"(?i)authorization\s*[:=]")),
-    "password in URL": _Gate(("://",), pattern=re.compile(r"://[^/\s:@'\"]+:[^@\s/'\"]+@")),
+    "API key header": _Gate(("x-",), lower=True),
+    "password in URL": _Gate(("://",), pattern=re.compile(r"://[^/\s:@'\"]*:[^@\s/'\"]+@")),
+    "password argument": _Gate(("-p",), pattern=re.compile(r"mysql|mysqladmin|mariadb|login|sshpass")),
+    "secret in JSON": _Gate(("key", "token", "secret", "passw"), lower=True),
     # (?i): API_KEY and _KEY hold "key", PASSWORD and PASSWD hold "passw"
     "secret variable": _Gate(("key", "token", "secret", "passw"), lower=True, pattern=re.compile(
         r"(?i)(?:API_KEY|_KEY|TOKEN|SECRET|PASSWORD|PASSWD)[A-Z0-9_]*\s*=\s*['\"]?[^\s'\"]{4}")),
@@ -116,7 +158,10 @@ class Redactor:
             if group == 0:
                 text, n = pattern.subn(MASK, text)
             else:
-                text, n = pattern.subn(partial(_replace_group, group=group), text)
+                before = text
+                text, n = pattern.subn(partial(_replace_group, group=group, kind=kind), text)
+                if text == before:
+                    n = 0  # every match was kept as evidence
             if n:
                 self.found[kind] += n
         return text
@@ -125,8 +170,26 @@ class Redactor:
         return sorted(self.found.items())
 
 
-def _replace_group(m: re.Match[str], group: int) -> str:
-    if m.group(group) == MASK:
+_CONTEXT_KINDS = frozenset({"secret variable", "secret flag", "secret in JSON"})
+"""Kinds found by a name rather than a token format: their values may be evidence, not secrets."""
+_BENIGN_VALUE = re.compile(r"(?i)\d{1,9}|true|false|none|null|yes|no|on|off|auto|\$\{?[A-Za-z_]\w*\}?")
+_PATHISH_NAME = re.compile(r"(?i)(?:file|path|dir)\b|(?:file|path|dir)[\s\"']*[:=]")
+
+
+def _benign(kind: str, prefix: str, value: str) -> bool:
+    """Evidence to keep: ``MAX_TOKENS=4096``, ``TOKENIZERS_PARALLELISM=false``, ``API_KEY=$KEY`` (a
+    reference, not the value), ``KEY_FILE=/run/secrets/k`` (where it is, not what it is)."""
+    if kind not in _CONTEXT_KINDS:
+        return False
+    if _BENIGN_VALUE.fullmatch(value):
+        return True
+    return value.startswith(("/", "~/", "./")) and _PATHISH_NAME.search(prefix) is not None
+
+
+def _replace_group(m: re.Match[str], group: int, kind: str = "") -> str:
+    if group < 0:  # alternatives, each (prefix)(value): the value is the matched even group
+        group = next(g for g in range(2, (m.re.groups or 0) + 1, 2) if m.group(g) is not None)
+    if m.group(group) == MASK or _benign(kind, m.group(group - 1) or "", m.group(group)):
         return m.group(0)
     start, end = m.span(group)
     base = m.start(0)

@@ -47,7 +47,7 @@ def test_case_blind_kinds_are_found_in_any_case_and_in_non_ascii_text(text: str,
 def _without_gates(text: str) -> str:
     """What the redactor gives when every pattern runs on every text."""
     for _kind, pattern, group in redact._RULES:
-        text = pattern.sub(MASK if group == 0 else partial(redact._replace_group, group=group), text)
+        text = pattern.sub(MASK if group == 0 else partial(redact._replace_group, group=group, kind=_kind), text)
     return text
 
 
@@ -102,3 +102,79 @@ def test_check_output_redacts_what_it_quotes(tmp_path) -> None:  # type: ignore[
         assert result.exit_code == 1, result.output
         assert "kill-after-ready" in result.output
         assert "sk-ant-api03-AbCdEf" not in result.output
+
+
+# -- recall against 43 planted kinds, and the look-alikes that are evidence (issue 17) ------------
+# (what, text, the secret that must vanish). Token formats after gitleaks' rules; the context
+# kinds (flags, headers, JSON keys, URLs) as agents write them.
+PLANTED = [
+    ("Anthropic key", "export ANTHROPIC_API_KEY_X sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"),
+    ("OpenAI project key", "client = OpenAI(api_key='sk-proj-abcdefghijklmnopqrstuvwxyz123456')", "sk-proj-abcdefghijklmnopqrstuvwxyz123456"),
+    ("OpenAI legacy key", "openai.key sk-" + "Ab1" * 16, "sk-" + "Ab1" * 16),
+    ("GitHub classic token", "git clone https://ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com/x/y", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
+    ("GitHub fine-grained token", "gh auth login github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123", "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123"),
+    ("GitHub OAuth token", "echo gho_16C7e42F292c6912E7710c838347Ae178B4a", "gho_16C7e42F292c6912E7710c838347Ae178B4a"),
+    ("GitLab PAT", "git remote set-url origin https://gitlab.com glpat-xYz12AbC34dEf56GhI78jK", "glpat-xYz12AbC34dEf56GhI78jK"),
+    ("AWS access key id", "aws configure set aws_access_key_id AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"),
+    ("AWS secret JSON", '{"AccessKeyId": "ASIAXXX", "SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}', "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    ("AWS secret ini", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    ("Azure storage key", "DefaultEndpointsProtocol=https;AccountName=x;AccountKey=" + "Zm9vYmFy" * 11 + "==;EndpointSuffix=core.windows.net", "Zm9vYmFy" * 11),
+    ("GCP private_key_id", '{"type": "service_account", "private_key_id": "' + "a1b2c3d4e5" * 4 + '"}', "a1b2c3d4e5" * 4),
+    ("Hugging Face token", "huggingface-cli login --token hf_abcdefghijklmnopqrstuvwxyzABCDEFGH", "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH"),
+    ("Google API key", "curl 'https://maps.googleapis.com/x?key=AIzaSyA1234567890abcdefghijklmnopqrstuv'", "AIzaSyA1234567890abcdefghijklmnopqrstuv"),
+    ("Slack bot token", "SLACK=xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"),
+    ("Slack webhook", "curl -X POST https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX", "T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX"),
+    ("Stripe secret key", "stripe.api = sk_live_4eC39HqLyjWDarjtT1zdp7dc", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"),
+    ("Stripe restricted key", "use rk_live_51H8abcdefghijklmnopqrstu", "rk_live_51H8abcdefghijklmnopqrstu"),
+    ("SendGrid key", "sg = SendGridAPIClient('SG.abcdefghijklmnopqrstuv.ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopq')", "SG.abcdefghijklmnopqrstuv.ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopq"),
+    ("npm token", "//registry.npmjs.org/:_authToken npm_abcdefghijklmnopqrstuvwxyz0123456789", "npm_abcdefghijklmnopqrstuvwxyz0123456789"),
+    ("PyPI token", "twine upload -u __token__ pypi-AgEIcHlwaS5vcmc" + "Ab9_" * 14, "pypi-AgEIcHlwaS5vcmc" + "Ab9_" * 14),
+    ("DigitalOcean token", "doctl auth init -t dop_v1_" + "ab12" * 16, "dop_v1_" + "ab12" * 16),
+    ("Shopify token", "X shpat_" + "a1b2" * 8, "shpat_" + "a1b2" * 8),
+    ("Databricks token", "databricks configure dapi" + "0123456789abcdef" * 2, "dapi" + "0123456789abcdef" * 2),
+    ("Twilio API key", "twilio api:core SK" + "0123456789abcdef" * 2, "SK" + "0123456789abcdef" * 2),
+    ("JWT", "cookie eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"),
+    ("Authorization Bearer", "curl -H 'Authorization: Bearer abc.def.ghi123456' localhost:8000", "abc.def.ghi123456"),
+    ("Authorization Basic", "curl -H \"authorization: Basic dXNlcjpwYXNzd29yZA==\" api", "dXNlcjpwYXNzd29yZA=="),
+    ("X-API-Key header", "curl -H 'X-API-Key: 9f8e7d6c5b4a39281706' https://api.example.com", "9f8e7d6c5b4a39281706"),
+    ("postgres URL password", "psql postgres://admin:hunter2secret@db:5432/app", "hunter2secret"),
+    ("redis URL password", "redis-cli -u redis://:r3disPassw0rd@cache:6379/0 ping", "r3disPassw0rd"),
+    ("mysql -p password", "mysql -u root -pS3cretRootPw -h db app", "S3cretRootPw"),
+    ("docker login -p", "docker login -u bot -p dckr_pat_AbCdEf123456 registry.example.com", "dckr_pat_AbCdEf123456"),
+    ("sshpass -p", "sshpass -p 'Sup3rSecretSsh' ssh root@10.0.0.5 uptime", "Sup3rSecretSsh"),
+    ("JSON api_key", '{"api_key": "a8f5f167f44f4964e6c998dee827110c", "model": "x"}', "a8f5f167f44f4964e6c998dee827110c"),
+    ("JSON password", '{"username": "svc", "password": "Tr0ub4dor&3xyz"}', "Tr0ub4dor&3xyz"),
+    ("secret variable", "export HF_TOKEN=myverysecretvalue", "myverysecretvalue"),
+    ("password variable", "DB_PASSWORD='correct-horse-battery' ./migrate", "correct-horse-battery"),
+    ("--api-key flag", "vllm serve model --api-key tok-abcdef123456", "tok-abcdef123456"),
+    ("--password flag", "mc alias set s3 http://minio --password 'Min10Secret!'", "Min10Secret!"),
+    ("RSA private key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx\n-----END RSA PRIVATE KEY-----", "MIIEowIBAAKCAQEAx"),
+    ("OpenSSH private key", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA\n-----END OPENSSH PRIVATE KEY-----", "b3BlbnNzaC1rZXktdjEAAAA"),
+    ("PGP private key", "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF0000000000\n-----END PGP PRIVATE KEY BLOCK-----", "lQOYBF0000000000"),
+]
+BENIGN = [
+    "pkill -f sk-learn-feature-pipeline-worker",
+    "MAX_TOKENS=4096 python bench.py",
+    "export TOKENIZERS_PARALLELISM=false",
+    "export OPENAI_API_KEY=$OPENAI_API_KEY_PROD",
+    '{"max_tokens": 4096, "temperature": 0}',
+    "GOOGLE_APPLICATION_CREDENTIALS=/secrets/sa.json SSH_KEY_FILE=/home/u/.ssh/id_ed25519 ./deploy.sh",
+]
+
+
+@pytest.mark.parametrize(("what", "text", "secret"), PLANTED, ids=[p[0] for p in PLANTED])
+def test_every_planted_kind_is_redacted(what: str, text: str, secret: str) -> None:
+    r = Redactor()
+    assert secret not in r(text)
+    assert r.kinds()
+
+
+@pytest.mark.parametrize("text", BENIGN)
+def test_look_alikes_that_are_evidence_are_kept(text: str) -> None:
+    r = Redactor()
+    assert r(text) == text
+    assert r.kinds() == []
+
+
+def test_planted_set_covers_at_least_40_kinds() -> None:
+    assert len({p[0] for p in PLANTED}) >= 40

@@ -33,6 +33,7 @@ from analyzer.report._swimlane import Swimlane
 from analyzer.report._swimlane import build as build_swimlane
 from analyzer.report._timeline import Badge, Row, rows
 from analyzer.report._when import Times
+from analyzer.report.terminal import reveal_bidi
 from analyzer.rules.api import Finding, Rule, severity_rank
 from analyzer.rules.loader import LoadedRule, load_rules
 
@@ -56,7 +57,8 @@ def environment(templates: Path | None = None) -> jinja2.Environment:
         loaders.append(jinja2.FileSystemLoader(str(templates)))
     loaders.append(jinja2.FileSystemLoader(str(builtin_reports_dir())))
     env = jinja2.Environment(loader=jinja2.ChoiceLoader(loaders), autoescape=True, trim_blocks=True,
-                             lstrip_blocks=True, undefined=jinja2.StrictUndefined)
+                             lstrip_blocks=True, undefined=jinja2.StrictUndefined,
+                             finalize=reveal_bidi)  # bidi overrides shown, not obeyed
     env.filters["thousands"] = lambda n: f"{n:,}"
     return env
 

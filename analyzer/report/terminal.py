@@ -9,13 +9,16 @@ become their Unicode control pictures (ESC is ``␛``, so a sequence shows as te
 and bidi/invisible format characters become ``<U+XXXX>``. Newline and tab stay.
 
 ``install`` puts this at the output boundary of a command: every write to stdout (text formats)
-and stderr goes through it.
+and stderr goes through it. ``reveal_bidi`` does the bidi part for the HTML report, as the
+templates' finalize hook: every ``{{ value }}`` passes through it.
 """
 
 from __future__ import annotations
 
 import sys
 from typing import TextIO
+
+from markupsafe import Markup
 
 _BIDI_AND_INVISIBLE = (
     *range(0x200B, 0x2010),  # zero-width space/joiners, LRM, RLM
@@ -31,6 +34,21 @@ _TABLE: dict[int, str] = {
     **{c: f"<U+{c:04X}>" for c in range(0x80, 0xA0)},
     **{c: f"<U+{c:04X}>" for c in _BIDI_AND_INVISIBLE},
 }
+
+
+_BIDI_TABLE: dict[int, str] = {c: f"<U+{c:04X}>" for c in _BIDI_AND_INVISIBLE}
+_BIDI_HTML: dict[int, str] = {c: f"&lt;U+{c:04X}&gt;" for c in _BIDI_AND_INVISIBLE}
+
+
+def reveal_bidi(value: object) -> object:
+    """For HTML (the Jinja ``finalize`` hook, before autoescape): bidi and invisible format
+    characters shown as ``<U+202E>`` text, so ``# \u202e1- 9- llik`` cannot render as
+    ``# kill -9 -1``; markup already built (``Markup``) keeps its tags, its text is revealed too."""
+    if not isinstance(value, str) or value.isascii():
+        return value
+    if isinstance(value, Markup):  # already HTML: the marker must be escaped text, not a tag
+        return Markup(str(value).translate(_BIDI_HTML))
+    return value.translate(_BIDI_TABLE)
 
 
 def neutralise(text: str) -> str:

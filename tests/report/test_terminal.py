@@ -68,3 +68,27 @@ def test_json_output_escapes_control_characters_itself(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["check", "--format", "json", str(_session(tmp_path))])
     assert result.exit_code == 1
     assert "\x1b" not in result.stdout  # JSON escapes C0 itself; its strings are data, kept exact
+
+
+def test_bidi_overrides_are_shown_not_obeyed_in_the_html_report(tmp_path: Path) -> None:
+    path = tmp_path / "bidi.session.yaml"
+    path.write_text('agent: claude-code\nevents:\n'
+                    '  - user: "clean up with # \\u202e1- 9- llik please"\n'
+                    '  - bash: "echo \\u202e1- 9- llik \\u2066x\\u2069"\n', encoding="utf-8")
+    html = tmp_path / "r.html"
+    result = CliRunner().invoke(main, ["report", str(path), "-o", str(html)])
+    assert result.exit_code in (0, 1), result.output
+    page = html.read_text(encoding="utf-8")
+    assert _CONTROL.search(page) is None
+    assert "&lt;U+202E&gt;1- 9- llik" in page
+    assert "&lt;U+2066&gt;x&lt;U+2069&gt;" in page
+
+
+def test_reveal_bidi_keeps_markup_tags_and_escapes_the_marker() -> None:
+    from markupsafe import Markup
+
+    from analyzer.report.terminal import reveal_bidi
+
+    assert reveal_bidi(Markup("<mark>\u202eab</mark>")) == Markup("<mark>&lt;U+202E&gt;ab</mark>")
+    assert reveal_bidi("a\u202eb") == "a<U+202E>b"  # autoescape turns it into text
+    assert reveal_bidi(3) == 3

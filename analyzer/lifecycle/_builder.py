@@ -85,6 +85,9 @@ class Builder:
         self.task_bound: set[int] = set()
         """Launch facts run in the foreground of a background task's shell: when the task ends,
         they have ended (a ``nohup … &`` or ``up -d`` inside the task outlives it)."""
+        self.maybe_hit: dict[int, list[str]] = {}
+        """id of a Kill -> instances it may have stopped unseen (``unseen_children_hit``)."""
+        self._programs: list[str] | None = None
         self.collided: set[int] = set()
         """Still-running compose ups a later up has already been reported against."""
         self.open_ups: dict[str, dict[int, str | None]] = {}
@@ -107,6 +110,8 @@ class Builder:
             key = f"{launch.host}/container:{launch.container}"
         elif launch.task_id:
             key = f"task:{launch.task_id}"
+        elif script := self.script_of(launch):
+            key = f"{launch.host}/{launch.server}:{script}"  # `node a.js` and `node b.js` are two servers
         else:
             key = f"{launch.host}/{launch.server}"
         inst = self.w.instances.get(key)
@@ -135,6 +140,16 @@ class Builder:
         refused connections while it is healthy."""
         kind = self.w.catalog.by_name.get(self.w.instances[inst].server)
         return bool(kind and kind.gpu)
+
+    def script_of(self, launch: Launch) -> str | None:
+        """The script an interpreter kind (node) runs, as the last part of its path."""
+        kind = self.w.catalog.by_name.get(launch.server)
+        if kind is None or not kind.script_globs:
+            return None
+        runners = {"npx", *kind.programs}
+        script = next((a for a in launch.argv if not a.startswith("-")
+                       and PurePosixPath(a).name not in runners), None)
+        return PurePosixPath(script.replace("\\", "/")).name if script else None
 
     def live_state(self, inst: str, event: int) -> str:
         return self.w.instances[inst].state_at(event, inclusive=True)
@@ -544,8 +559,32 @@ class Builder:
                         also_matches_relaunch=relaunch, platform=v.platform, notes=notes,
                         command_position=v.command.position,
                         detail=f"{text} hits {len(victims)} process(es)")
+            self.maybe_hit[id(kill)] = self.unseen_children_hit(v, {vic.instance for vic in victims})
             out.append((kill, v))
         return out
+
+    def unseen_children_hit(self, v: killsem.KillVerdict, hit: set[str | None]) -> list[str]:
+        """Live script-runner launches (``npm run dev``) a by-name kill may have stopped through the
+        child it runs: ``pkill -f "astro dev"`` names a server program, and the command lines of the
+        script's children are not in the log."""
+        if not v.pattern or v.signal == 0 or not v.reached:
+            return []
+        named = [prog for prog in self._server_programs() if re.search(rf"(?<![\w-]){re.escape(prog)}(?![\w-])", v.pattern)]
+        if not named:
+            return []
+        out = []
+        for inst, lives in self.live.items():
+            if inst in hit or not lives:
+                continue
+            if any(self.w.facts[fi].server in _SCRIPT_RUNNERS for fi in lives):  # type: ignore[union-attr]
+                out.append(inst)
+        return out
+
+    def _server_programs(self) -> list[str]:
+        if self._programs is None:
+            self._programs = sorted({p for k in self.w.catalog.kinds for p in k.programs
+                                     if not any(c in p for c in "*?[") and p not in _SCRIPT_RUNNER_PROGRAMS})
+        return self._programs
 
     @property
     def platform(self) -> str:
@@ -671,6 +710,9 @@ class Builder:
 
     def apply_kill(self, kill: Kill) -> None:
         fi = self.w._add(kill)
+        for inst in self.maybe_hit.pop(id(kill), []):
+            if self.live_state(inst, kill.event) in ("starting", "ready"):
+                self.w._change(inst, "unknown", fi, f"`{kill.text}` may have stopped the process its script runs")
         for vic in kill.victims:
             if vic.instance is None:
                 continue
@@ -818,6 +860,9 @@ _DETACHED_SERVERS = frozenset({"systemd", "compose", "docker"})
 _BIND_SECONDS = 10.0
 """A server that is not listening this long after its launch is not merely starting (GPU kinds aside)."""
 _SLEEP = re.compile(r"(?:^|[;&|(]\s*)sleep\s+(\d+(?:\.\d+)?)\b")
+_SCRIPT_RUNNERS = frozenset({"npm-script"})
+"""Kinds whose launch runs the server as a child with a command line the log does not show."""
+_SCRIPT_RUNNER_PROGRAMS = frozenset({"npm", "pnpm", "yarn", "bun"})
 _CONNECTING = frozenset({"http", "port-check", "redis-ping"})
 """Probes that connect to the server's port: no answer means nothing listens there."""
 

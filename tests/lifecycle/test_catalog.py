@@ -34,7 +34,7 @@ def cmd(*argv: str, env: dict[str, str] | None = None, log: str | None = None) -
         (["vite"], "vite", 5173),
         (["pnpm", "dev", "--port", "3001"], "npm-script", 3001),
         (["npm", "run", "dev"], "npm-script", 3000),
-        (["node", "server.js"], "node", 3000),
+        (["node", "server.js", "--port", "3000"], "node", 3000),
     ],
 )
 def test_catalog_recognises_launches_and_ports(argv: list[str], kind: str, port: int) -> None:
@@ -50,7 +50,8 @@ def test_not_launches() -> None:
                  ["node", "-e", "const c = fs.readFileSync('./dist/index.d.ts'); c.indexOf('main')"],
                  ["node", "--print", "require('./server.js').port"]):
         assert cat.match(cmd(*argv)) is None, argv
-    assert cat.match(cmd("node", "--inspect", "server.js")) is not None
+    bare = cat.match(cmd("node", "--inspect", "server.js"))
+    assert bare is not None and bare.port is None  # a node script listens where its code says: no guess
 
 
 def test_gpus_env_and_log_file() -> None:

@@ -38,9 +38,12 @@ class IgnoredFailure(Rule):
         where the hidden part may show the server came back (a reloader's restart, a retry), and
         a turn the user aborted before the agent said anything (an interrupt is not moving on).
 
+        Looking includes reading a log with a file tool (``Read``, ``view_file``) as well as
+        with a shell command, probing the server and launching it again.
+
     Known false positives:
         The agent may have looked at the failure in a way the analyzer does not see as such (a
-        ``ps`` listing, a different log file).
+        ``ps`` listing, a log under a name that does not say it is one).
     """
 
     name = "ignored-failure"
@@ -84,6 +87,9 @@ class IgnoredFailure(Rule):
                 if isinstance(ev, ToolEvent) and ev.command and _mentions_log(world, failure, ev.command):
                     acknowledged = True
                     break
+                if isinstance(ev, ToolEvent) and ev.category == "file" and _reads_a_log(ev):
+                    acknowledged = True  # the agent opened a log with its file tool
+                    break
             if acknowledged:
                 continue
             inst = world.instances[failure.instance]
@@ -105,6 +111,15 @@ _REASONS = {"killed": "Killed", "oom": "out of memory", "address-in-use": "addre
 def _mentions_log(world: World, failure: Failure, command: str) -> bool:
     logs = {launch.log_file for launch in world.launches(failure.instance) if launch.log_file}
     return any(log in command or log.rsplit("/", 1)[-1] in command for log in logs)
+
+
+_LOG_PATH = re.compile(r"(?:\.log|\.out|\.err)\b|[\\/]logs?[\\/]|\blog\b", re.I)
+
+
+def _reads_a_log(ev: ToolEvent) -> bool:
+    """A file tool call whose path names a log (``api.log``, ``.next/dev/logs/…``, ``task-3.log``)."""
+    return any(isinstance(v, str) and ("path" in k.lower() or k.lower() == "file") and _LOG_PATH.search(v)
+               for k, v in ev.input.items())
 
 
 def _about(world: World, failure: Failure, text: str) -> bool:

@@ -59,7 +59,13 @@ from analyzer.ingest.base import (
     parse_ts,
     text_of,
 )
-from analyzer.ingest.claude_harness import background_task, is_notification, read_notification, task_ref
+from analyzer.ingest.claude_harness import (
+    COMPACTION_SUMMARY,
+    background_task,
+    is_notification,
+    read_notification,
+    task_ref,
+)
 
 NAME = "chat"
 DESCRIPTION = ("JSON array of OpenAI chat-completions or Anthropic Messages messages, bare or under `messages` "
@@ -361,6 +367,8 @@ def user_origin(text: str) -> str:
         return "interrupt"
     if text.startswith("/") and " " not in text.split("\n", 1)[0][:40].strip():
         return "command"
+    if text.startswith(COMPACTION_SUMMARY):
+        return "meta"
     return "prompt"
 
 

@@ -34,6 +34,11 @@ def background_task(result: str) -> str | None:
     return m.group(1) if m else None
 
 
+COMPACTION_SUMMARY = "This session is being continued from a previous conversation"
+"""How the summary Claude Code hands the agent after a compaction begins (``isCompactSummary``
+on disk; a conversion keeps only the text): the harness speaking, not the user."""
+
+
 def is_notification(text: str) -> bool:
     return text.lstrip().startswith("<task-notification>")
 

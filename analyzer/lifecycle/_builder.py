@@ -775,7 +775,14 @@ class Builder:
         fi = self.w._position(launch)
         if fi not in lives:
             return  # already stopped by the agent: the notification is the echo of that kill
-        if ev.exit_code not in (None, 0) or (ev.status or "") in ("failed", "killed"):
+        if (ev.status or "") == "killed":
+            # stopped from outside the agent's calls (the harness restarting, the user): not a crash
+            xi = self.w._add(Kill(event=ev.index, mechanism="task-killed", text=f"task {ev.task_id}",
+                                  detail=f"background task {ev.task_id} running the {launch.label} was stopped"))
+            lives.remove(fi)
+            if not lives:
+                self.w._change(inst, "stopped", xi, f"task {ev.task_id} was stopped")
+        elif ev.exit_code not in (None, 0) or (ev.status or "") == "failed":
             xi = self.w._add(Failure(event=ev.index, instance=inst, reason="exit", launch_event=launch.event,
                                      quote=ev.text[:200] or f"exit code {ev.exit_code}",
                                      detail=f"background task {ev.task_id} ended with exit code {ev.exit_code}"))

@@ -88,6 +88,8 @@ def _combine(patterns: list[re.Pattern[str]]) -> re.Pattern[str] | None:
         return None
 
 
+_INFO_FLAGS = frozenset({"--help", "--version"})
+
 class CatalogError(ValueError):
     """A catalog entry from config is malformed; the message names the kind and the key."""
 
@@ -235,6 +237,8 @@ class Catalog:
             return None
         prog = _basename(argv[0])
         rest = argv[1:]
+        if any(a in _INFO_FLAGS for a in rest):
+            return None  # `uvicorn --help`, `node cli/index.js --version`: prints and exits
         module: str | None = None
         if _PYTHON.match(prog) and "-m" in rest:
             i = rest.index("-m")

@@ -48,7 +48,8 @@ def test_not_launches() -> None:
                  ["curl", "localhost:8000"],
                  # inline code, however it reads: `indexOf` and `main` are not a script name
                  ["node", "-e", "const c = fs.readFileSync('./dist/index.d.ts'); c.indexOf('main')"],
-                 ["node", "--print", "require('./server.js').port"]):
+                 ["node", "--print", "require('./server.js').port"],
+                 ["node", "dist/cli/index.js", "--help"], ["uvicorn", "--version"]):
         assert cat.match(cmd(*argv)) is None, argv
     bare = cat.match(cmd("node", "--inspect", "server.js"))
     assert bare is not None and bare.port is None  # a node script listens where its code says: no guess

@@ -27,7 +27,7 @@ from analyzer.events import Event, Session, ToolEvent
 from analyzer.guard.settings import GUARD_RULES, GuardSettings
 from analyzer.guard.verdict import DECISIONS, Decision, Verdict
 from analyzer.lifecycle._builder import Builder, _prefilter
-from analyzer.lifecycle.facts import Kill, Launch, ModelDisagreement
+from analyzer.lifecycle.facts import Kill, Launch
 from analyzer.lifecycle.world import F, World
 from analyzer.pipeline import Analyzer
 from analyzer.rules.api import Finding, Rule
@@ -110,7 +110,7 @@ class LiveWorld:
         self.world._prompts = None  # the prompt index is built once; this copy has new events
         _narrow(self.world, command.index)
         findings = [f for rule in self.rules for f in _safe_check(rule, self.world)
-                    if f.anchor.index == command.index and not _harness_survives(f, self.world)]
+                    if f.anchor.index == command.index]
         return verdict_of(findings, self.world, self.settings).to_dict()
 
 
@@ -125,20 +125,6 @@ def _narrow(world: World, event: int) -> None:
         return [f for f in here if isinstance(f, kind)] if kind in (Kill, Launch) else every(kind)
 
     world.facts_of = facts_of  # type: ignore[method-assign]
-
-
-def _harness_survives(f: Finding, world: World) -> bool:
-    """An over-broad-kill whose only victim is its own shell, in a session whose output already
-    showed this harness's shell surviving its own pattern: observation wins over the process model
-    (as ``check`` does with the command's own output, which a pre-tool hook cannot see yet)."""
-    if f.rule != "over-broad-kill":
-        return False
-    kills = _kills_at(world, f.anchor.index)
-    if any(k.also_matches_relaunch or k.generic or any(v.role in ("agent", "ssh-client") for v in k.victims)
-           for k in kills):
-        return False
-    return any(isinstance(x, ModelDisagreement) and x.instance is None and x.event < f.anchor.index
-               for x in world.facts_of(ModelDisagreement))
 
 
 def _safe_check(rule: Rule, world: World) -> list[Finding]:

@@ -24,19 +24,26 @@ def analyzer() -> Analyzer:
     return guard_analyzer()
 
 
-def _compare(path: Path, analyzer: Analyzer) -> tuple[dict[int, str], dict[int, str], int]:
-    """(check's findings on shell commands, the guard's blocks, commands judged). A block where
-    the command's own output contradicted the kill model (a shell that survived its pattern) is
-    left out: no pre-tool hook can see that output, and the guard learns from it for the rest
-    of the session."""
+def _compare(path: Path, analyzer: Analyzer) -> tuple[dict[int, set[str]], dict[int, set[str]], int]:
+    """(check's rules on each shell command, the rules behind each of the guard's blocks, commands
+    judged). An over-broad-kill where the command's own output contradicted the kill model (its
+    shell survived its pattern) is left out: no pre-tool hook can see that output."""
     session = load(path)
     analysis = analyzer.analyze_session(session)
     shell = {e.index for e in session.events if isinstance(e, ToolEvent) and e.command is not None}
-    expected = {f.anchor.index: f.rule for f in analysis.findings if f.anchor.index in shell}
+    expected: dict[int, set[str]] = {}
+    for f in analysis.findings:
+        if f.anchor.index in shell:
+            expected.setdefault(f.anchor.index, set()).add(f.rule)
     verdicts = list(replay(session, analyzer))
     assert not [v.error for _, v in verdicts if v.error]
     observed = {f.event for f in analysis.world.facts_of(ModelDisagreement) if f.instance is None}
-    blocked = {i: v.rule or "" for i, v in verdicts if v.blocks and not (i in observed and i not in expected)}
+    blocked: dict[int, set[str]] = {}
+    for i, v in verdicts:
+        rules = {r for r in v.rules if not (r == "over-broad-kill" and i in observed
+                                            and r not in expected.get(i, set()))}
+        if v.blocks and rules:
+            blocked[i] = rules
     return expected, blocked, len(verdicts)
 
 
@@ -51,9 +58,9 @@ def test_seed_incidents_are_blocked_with_their_rule(analyzer: Analyzer) -> None:
     found = {seed: _compare(SEEDS / f"{seed}.jsonl", analyzer)[1] for seed in
              ("000-kill-after-ready", "001-relaunch-after-ready", "002-restart-30001-teardown",
               "004-restart-sglang-systemd")}
-    assert sorted(found["000-kill-after-ready"].values()) == ["kill-after-ready"]
-    assert sorted(found["001-relaunch-after-ready"].values()) == ["duplicate-launch"]
-    assert sorted(found["002-restart-30001-teardown"].values()) == ["over-broad-kill"]
+    assert list(found["000-kill-after-ready"].values()) == [{"kill-after-ready"}]
+    assert list(found["001-relaunch-after-ready"].values()) == [{"duplicate-launch"}]
+    assert list(found["002-restart-30001-teardown"].values()) == [{"over-broad-kill"}]
     assert found["004-restart-sglang-systemd"] == {}  # the negative control: a requested restart
 
 

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from analyzer.events import Event, ToolEvent
-from analyzer.guard.tail import ClaudeTail, tail_for
+from analyzer.guard.tail import ClaudeTail, ReloadTail, tail_for
 from analyzer.ingest import load
+from tests.conftest import FIXTURES
 from tests.guard.conftest import SEEDS
 
 
@@ -66,3 +67,17 @@ def test_bad_lines_do_not_stop_the_tail(tmp_path: Path) -> None:
 def test_no_transcript_means_no_tail(tmp_path: Path) -> None:
     assert tail_for("claude-code", None) is None
     assert tail_for("claude-code", str(tmp_path / "missing.jsonl")) is None
+
+
+@pytest.mark.parametrize(("agent", "fixture"), [("codex", "codex/rollout-unified-exec-uvicorn.jsonl"),
+                                                 ("gemini", "gemini-cli/session-2026-03-02T09-14-5c1e2a7b.json")])
+def test_other_transcripts_are_read_again_when_they_change(agent: str, fixture: str, tmp_path: Path) -> None:
+    src = FIXTURES / fixture
+    path = tmp_path / src.name
+    path.write_bytes(src.read_bytes())
+    tail = tail_for(agent, str(path))
+    assert isinstance(tail, ReloadTail)
+    assert tail.read() is True and tail.read() is False  # unchanged: not read again
+    assert _shape(tail.events) == _shape(load(src).events)
+    settled = [e for e in tail.events if tail.settled(e)]
+    assert len(settled) >= len(tail.events) - 1  # only a last call without its result waits

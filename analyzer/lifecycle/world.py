@@ -7,6 +7,7 @@ processes the world knows at that moment.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -29,6 +30,11 @@ Relation = Literal[
     "conflicts-with", "requested-by", "corrects",
 ]
 
+
+_SERVER_TALK = re.compile(r"\b(?:server|service|api|app|site|page|endpoint|backend|frontend|localhost|"
+                          r"https?://|browser|dashboard|works?|working|loads?|running|up|"
+                          r"looks? (?:good|great|fine|right|broken)|click\w*|tr(?:y|ied) it)\b")
+"""Words a user uses about a running server, whatever its kind."""
 
 class StateChange(BaseModel):
     """One step of an instance's state history."""
@@ -308,6 +314,21 @@ class World:
         positions = self._prompt_index()[1]
         chosen = positions[bisect_left(positions, lo) : bisect_left(positions, hi)]
         return [cast(UserEvent, events[p]) for p in chosen]
+
+    def user_refers_to(self, instance: str, start: int, end: int) -> UserEvent | None:
+        """The first user prompt strictly between ``start`` and ``end`` that is about ``instance``:
+        it names its port, a word of its kind, unit or container, a URL, or a server in general
+        words ("the app", "the page", "localhost"). A user who moves on to another task has not
+        taken a server in hand."""
+        inst = self.instances[instance]
+        names = {w.lower() for w in re.findall(r"[A-Za-z][\w.-]{3,}", " ".join(
+            filter(None, (inst.label, inst.server, inst.unit, inst.container))))} - {"server", "systemd"}
+        for msg in self.user_messages_between(start, end):
+            low = msg.text.lower()
+            if (inst.port and re.search(rf"(?<!\d){inst.port}(?!\d)", msg.text)) or _SERVER_TALK.search(low) \
+                    or any(n in low for n in names):
+                return msg
+        return None
 
     # -- building ------------------------------------------------------------------------------
 

@@ -44,6 +44,14 @@ from analyzer.shell.platform import infer_platform
 from analyzer.shell.resolve import ScriptResolver
 
 _SERVER_WORDS = re.compile(r"\b(?:server|service|endpoint|api|app|it'?s up|is up|running|serving|listening)\b", re.I)
+_STATE_TALK = re.compile(r"\b(?:server|service|endpoint|api|app|site|port|process|instance|container|launch\w*|"
+                         r"running|serving|listening|up|down|ready|started|stopped|restart\w*|kill\w*|"
+                         r"dead|died|crash\w*|work(?:s|ed|ing)?|same process|old (?:version|behaviou?r))\b", re.I)
+"""Words of a sentence about a server's state."""
+_TYPED_LENGTH = 2000
+"""Longer user messages are pasted documents (task prompts, specs, audit reports), not replies."""
+_PASTED = re.compile(r"\s*(?:#{1,3} |\*\*[A-Z]|<[a-z_-]+>|```)")
+"""A message that opens like a document: a heading, a bold title, a tag, a code fence."""
 _ALIVE_ONLY = frozenset({"task-poll", "process-list", "systemctl"})
 """Probes that show a process is alive, not that it answers requests."""
 _LOG_READERS = frozenset({"tail", "cat", "head", "less", "grep", "rg", "journalctl", "docker", "more"})
@@ -246,13 +254,25 @@ class Builder:
                                          quote=r.quote(action), detail=f"the user asks to {action} {text}"))
             for inst in insts:
                 self.w._edge(f"instance:{inst}", f"event:{ev.index}", "requested-by", fi)
-        if r.has("correction"):
+        if r.has("correction") and self.about_server_state(ev.text, r):
             corrected = self.last_action(ev.index)
             quote = r.quote("correction") or ev.text.strip()[:200]
             fi = self.w._add(Correction(event=ev.index, quote=quote, corrects=corrected,
                                         instance=self.current(), detail=f"the user corrects the agent: {quote!r}"))
             if corrected is not None:
                 self.w._edge(f"event:{ev.index}", f"event:{corrected}", "corrects", fi)
+
+    def about_server_state(self, text: str, r: MessageReading) -> bool:
+        """Whether a correction can be about what the agent believes of a server: the agent has
+        launched, killed or announced one; the message is no pasted prompt, spec or report; and it
+        names a server or speaks of one's state ("already running", "you killed it")."""
+        if not self.w.instances:
+            return False  # nothing the agent did to a server yet: the first message, a task prompt
+        if r.truncated or len(text) > _TYPED_LENGTH or _PASTED.match(text):
+            return False  # a pasted document: its "don't …" and "why …" are the document's
+        if r.ports or r.kinds or r.units or r.hosts:
+            return True
+        return _STATE_TALK.search(text) is not None
 
     def last_action(self, before: int) -> int | None:
         acts = [f.event for f in self.w.facts if isinstance(f, Launch | Kill) and f.event < before]

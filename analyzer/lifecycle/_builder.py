@@ -61,7 +61,7 @@ _SYSTEMCTL_START = frozenset({"start", "restart", "reload-or-restart", "try-rest
 _LIFECYCLE_WORDS = (
     "kill", "pkill", "killall", "fuser", "systemctl", "docker", "docker-compose", "nohup", "tmux", "screen",
     "setsid", "curl", "wget", "tail", "cat", "grep", "journalctl", "bash", "sh", "ssh", "pgrep", "ps", "python",
-    "python3", "node", "npx", "kubectl",
+    "python3", "node", "npx", "kubectl", "taskkill", "Stop-Process", "cmd", "powershell", "pwsh",
 )
 @functools.cache
 def _prefilter(catalog: Catalog) -> re.Pattern[str]:
@@ -93,6 +93,8 @@ class Builder:
         self.task_bound: set[int] = set()
         """Launch facts run in the foreground of a background task's shell: when the task ends,
         they have ended (a ``nohup … &`` or ``up -d`` inside the task outlives it)."""
+        self.guessed_port: set[int] = set()
+        """Launch facts whose port is the kind's default, not read from the command."""
         self.maybe_hit: dict[int, list[str]] = {}
         """id of a Kill -> instances it may have stopped unseen (``unseen_children_hit``)."""
         self._programs: list[str] | None = None
@@ -110,6 +112,7 @@ class Builder:
         self.recent.append(inst)
 
     def instance(self, launch: Launch) -> str:
+        script = self.script_of(launch)
         if launch.port is not None:
             key = f"{launch.host}:{launch.port}"
         elif launch.unit:
@@ -118,7 +121,7 @@ class Builder:
             key = f"{launch.host}/container:{launch.container}"
         elif launch.task_id:
             key = f"task:{launch.task_id}"
-        elif script := self.script_of(launch):
+        elif script:
             key = f"{launch.host}/{launch.server}:{script}"  # `node a.js` and `node b.js` are two servers
         else:
             key = f"{launch.host}/{launch.server}"
@@ -149,10 +152,25 @@ class Builder:
         kind = self.w.catalog.by_name.get(self.w.instances[inst].server)
         return bool(kind and kind.gpu)
 
+    def apart(self, a: int, b: int) -> bool:
+        """Two launches on one port that both only guessed it (the kind's default) and run different
+        scripts (``npm run dev``, ``npm run preview``): nothing says they are the same server."""
+        if a not in self.guessed_port or b not in self.guessed_port:
+            return False
+        la, lb = self.w.facts[a], self.w.facts[b]
+        assert isinstance(la, Launch) and isinstance(lb, Launch)
+        return self.script_of(la) != self.script_of(lb)
+
     def script_of(self, launch: Launch) -> str | None:
-        """The script an interpreter kind (node) runs, as the last part of its path."""
+        """The script an interpreter kind (node) runs, as the last part of its path, or the
+        subcommand a script runner runs (``run dev``)."""
         kind = self.w.catalog.by_name.get(launch.server)
-        if kind is None or not kind.script_globs:
+        if kind is None:
+            return None
+        if kind.subcommand and not kind.script_globs:
+            words = [a for a in launch.argv[1:] if not a.startswith("-")]
+            return next((" ".join(sub) for sub in kind.subcommand if words[:len(sub)] == sub), None)
+        if not kind.script_globs:
             return None
         runners = {"npx", *kind.programs}
         script = next((a for a in launch.argv if not a.startswith("-")
@@ -321,6 +339,7 @@ class Builder:
         argv = cmd.effective_argv
         server = label = None
         port: int | None = None
+        guessed = False  # the port is the kind's default, not read from the command
         bind = gpus = log = unit = container = None
         if cmd.name == "systemctl" and len(argv) >= 3 and argv[1] in _SYSTEMCTL_START:
             unit = _unit(argv[-1])
@@ -343,6 +362,7 @@ class Builder:
                 return None
             server, label, port = found.kind.name, found.kind.label, found.port
             bind, gpus, log = found.bind, found.gpus, found.log_file
+            guessed = found.port_source == "default"
         launch = Launch(
             event=ev.index, server=server, label=label, host=where, port=port, bind=bind, gpus=gpus,
             log_file=log, unit=unit, container=container, argv=list(argv), command_position=cmd.position,
@@ -352,6 +372,8 @@ class Builder:
         inst = self.instance(launch)
         launch.instance = inst
         fi = self.w._add(launch)
+        if guessed:
+            self.guessed_port.add(fi)
         self.w.instances[inst].launches.append(ev.index)
         self.w._edge(f"event:{ev.index}", f"instance:{inst}", "launches", fi)
         if launch.task_id:
@@ -388,8 +410,9 @@ class Builder:
             lives.append(fi)
             self.touch(inst)
             return
-        if lives and state in ("starting", "ready") and launch.server != "systemd":
-            launch.duplicate_of = self.w.facts[lives[-1]].event
+        rivals = [lf for lf in lives if not self.apart(lf, fi)]
+        if rivals and state in ("starting", "ready") and launch.server != "systemd":
+            launch.duplicate_of = self.w.facts[rivals[-1]].event
             self.w._edge(f"event:{launch.event}", f"event:{launch.duplicate_of}", "conflicts-with", fi)
         else:
             launched = self.w.instances[inst].launches  # appended by the walk, so in timeline order

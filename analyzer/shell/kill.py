@@ -59,6 +59,7 @@ from analyzer.shell.kill_model import (
     is_fatal,
     parse_signal,
 )
+from analyzer.shell.kill_windows import windows_kill
 from analyzer.shell.model import ShellFrame, ShellScript, SimpleCommand
 from analyzer.shell.platform import is_bsd_like, normalize_platform
 
@@ -80,7 +81,8 @@ _DYNAMIC = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*|[0-9!$#?@*-])\}?")
 
 
 _JUDGED = frozenset({"pkill", "kill", "killall", "fuser", "systemctl", "service", "launchctl", "docker", "podman",
-                     "docker-compose", "podman-compose", "tmux", "screen", "xargs"})
+                     "docker-compose", "podman-compose", "tmux", "screen", "xargs", "taskkill", "taskkill.exe",
+                     "Stop-Process", "stop-process", "spps"})
 """The programs ``_dispatch`` judges (``xargs``: whatever it runs); keep the two in step."""
 
 
@@ -258,7 +260,28 @@ def _dispatch(ctx: _Ctx) -> KillVerdict | None:
         return _tmux(ctx, eff)
     if name == "screen":
         return _screen(ctx, eff)
+    if name.lower() in ("taskkill", "taskkill.exe", "stop-process", "spps"):
+        return _windows(ctx, eff)
     return None
+
+
+def _windows(ctx: _Ctx, argv: list[str]) -> KillVerdict | None:
+    """``taskkill /IM node.exe /F`` and ``Stop-Process -Name node`` kill by image name, like
+    ``killall``; ``taskkill /PID 123`` and ``Stop-Process -Id 123`` by PID, like ``kill``."""
+    how = windows_kill(argv)
+    if how is None:
+        return None
+    force = ["-9"] if how.force else []
+    if how.names:
+        v = _killall(ctx, ["killall", *force, *how.names])
+    else:
+        found = _kill(ctx, ["kill", *force, *how.pids], external=True, piped=False)
+        if found is None:
+            return None
+        v = found
+    v.notes.append(f"{argv[0]} read as `{'killall' if how.names else 'kill'} {' '.join(force + (how.names or how.pids))}`"
+                   + (" (with /T: the child processes of each too)" if how.tree else ""))
+    return v
 
 
 def _after_xargs(argv: list[str]) -> tuple[list[str], str]:

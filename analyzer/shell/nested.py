@@ -99,6 +99,8 @@ def analyze(argv: list[str], words: list[Word], stdin: str | None, stdin_via: Vi
         _docker(argv, words, out)
     elif name in ("kubectl", "oc"):
         _kubectl(argv, words, out)
+    elif name.lower() in _WINDOWS_SHELLS:
+        _windows_shell(argv, words, out)
     elif name in ("source", ".") and len(argv) > 1:
         out.script_path, out.sourced = argv[1], True
     elif name.endswith(_SCRIPT_SUFFIXES) or prog.startswith(("./", "../", "~/")):
@@ -174,6 +176,24 @@ def _ssh(argv: list[str], words: list[Word], stdin: str | None, out: Analysis) -
     elif stdin is not None:
         out.consumes_stdin = True
         out.plans.append(Plan(via="ssh", text=stdin, frame=("-bash",), host=host, fresh_env=True))
+
+
+_WINDOWS_SHELLS = frozenset({"cmd", "cmd.exe", "powershell", "powershell.exe", "pwsh", "pwsh.exe"})
+
+
+def _windows_shell(argv: list[str], words: list[Word], out: Analysis) -> None:
+    """``cmd /c npm run dev`` and ``powershell -Command "Stop-Process -Name node"``: the rest of the
+    line is a command of its own (read with the same grammar: the simple commands agents pass
+    this way parse alike)."""
+    cmd = basename(argv[0]).lower().startswith("cmd")
+    for i in range(1, len(argv)):
+        a = argv[i].lower()
+        if (cmd and a in ("/c", "/k", "//c")) or (not cmd and a in ("-command", "-c", "/command")):
+            text = " ".join(argv[i + 1:])
+            if text:
+                out.plans.append(Plan(via="shell-c", text=text, frame=(argv[0], argv[i], text),
+                                      span=_span(words[i + 1:])))
+            return
 
 
 def _su(argv: list[str], words: list[Word], out: Analysis) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from analyzer.lifecycle.facts import Kill, ModelDisagreement
+from analyzer.lifecycle.facts import Kill, Launch, ModelDisagreement
 from analyzer.lifecycle.world import World
 from analyzer.rules import Finding, Rule, Severity, Status
 
@@ -73,7 +73,7 @@ class OverBroadKill(Rule):
                         reasons.append({"kill": k.text, "victim": v.label, "why": v.reason})
                         if clause not in clauses and not any(c.startswith(_ROLE_NAMES[v.role]) for c in clauses):
                             clauses.append(clause)
-                if k.also_matches_relaunch:
+                if k.also_matches_relaunch and (not observed_ran or _beyond_restart(world, k)):
                     clauses.append(f"the relaunch after it ({_why(k)} matches it)")
                     reasons.append({"kill": k.text, "victim": "the relaunch in the same command",
                                     "why": f"the pattern {k.pattern!r} matches the relaunched server's command line"})
@@ -100,6 +100,15 @@ class OverBroadKill(Rule):
 
 
 _ROLE_NAMES = {"shell": "its own shell", "agent": "the agent", "ssh-client": "the local ssh client"}
+
+
+def _beyond_restart(world: World, kill: Kill) -> bool:
+    """Whether a kill reaches servers other than the one its command relaunches. When the output
+    shows the shell went on, a pattern that matches the relaunch harmed nothing, unless it also
+    took other servers down (seed 002: one restart, three servers)."""
+    relaunched = {f.instance for e in kill.also_matches_relaunch for f in world.facts_at(e)
+                  if isinstance(f, Launch)}
+    return any(v.instance and v.instance not in relaunched for v in kill.victims)
 
 
 def _why(kill: Kill) -> str:

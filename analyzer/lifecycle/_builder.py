@@ -654,7 +654,10 @@ class Builder:
         if stopper is not None:
             later = [c for c in script.commands if _skipped(stopper, c, script)]
             # a shell killed by a signal cannot exit 0: the exit status is an observation too
-            if later and (_observed_ran(later, output, dead) or ev.exit_code == 0):
+            # …and so is a status other than the signal's when the kill was the last command
+            survived = not later and ev.exit_code is not None and stopper.expected_exit is not None \
+                and ev.exit_code != stopper.expected_exit
+            if (later and (_observed_ran(later, output, dead) or ev.exit_code == 0)) or survived:
                 model_wrong = True
                 di = self.w._add(ModelDisagreement(
                     event=ev.index,

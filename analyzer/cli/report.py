@@ -6,7 +6,9 @@ import click
 
 from analyzer.cli._common import echo_diagnostics, fail, load_or_fail
 from analyzer.config import ConfigError, load_config
+from analyzer.events import Session
 from analyzer.pipeline import Analyzer
+from analyzer.report.guard_log import GuardLog, read_guard_log
 from analyzer.report.html import TEMPLATE, write_html
 
 _SUFFIXES = (".session.yaml", ".session.yml", ".jsonl", ".json", ".traj", ".cast", ".md", ".yaml", ".yml")
@@ -30,10 +32,15 @@ def default_output(session_path: str) -> Path:
               help=f"Folder of templates that override the built-in ones by name (e.g. {TEMPLATE}).")
 @click.option("--no-redact", is_flag=True, help="Show secrets (API keys, tokens, passwords) instead of hiding them.")
 @click.option("--rules-dir", multiple=True, type=click.Path(file_okay=False), help="Extra folder of rules.")
-def command(path: str, output: str | None, templates: str | None, no_redact: bool, rules_dir: tuple[str, ...]) -> None:
+@click.option("--guard-log", type=click.Path(dir_okay=False), default=None,
+              help="The live guard's decision log (JSONL): its decisions on this session are shown on the "
+                   "timeline and counted in the summary.")
+def command(path: str, output: str | None, templates: str | None, no_redact: bool, rules_dir: tuple[str, ...],
+            guard_log: str | None) -> None:
     """Write a self-contained HTML postmortem of the session at PATH: summary, impact, findings with
     their evidence, the lifecycle of every server, and the full timeline. Secrets are redacted
-    unless --no-redact is given."""
+    unless --no-redact is given. With --guard-log, the guard's decisions (deny, ask, allowed with a
+    warning) appear on the shell calls they were about."""
     if templates is not None and not Path(templates).is_dir():
         fail(f"{templates}: templates folder not found")
     try:
@@ -45,13 +52,14 @@ def command(path: str, output: str | None, templates: str | None, no_redact: boo
     analysis = analyzer.analyze_session(session)
     for problem in analysis.problems:
         click.echo(f"analyzer: warning: {problem}", err=True)
+    guard = _guard(guard_log, session) if guard_log else None
     out = Path(output) if output else default_output(session.path)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         # a regular file is replaced whole at the end; a pipe, a device or a link is written into
         direct = out.is_symlink() or (out.exists() and not out.is_file())
         write_html(analysis, out, redact=not no_redact, templates=Path(templates) if templates else None,
-                   rules=analyzer.ruleset.rules, atomic=not direct)
+                   rules=analyzer.ruleset.rules, atomic=not direct, guard=guard)
     except Exception as exc:  # a broken user template or an unwritable output: say which, no traceback
         import jinja2
 
@@ -62,4 +70,17 @@ def command(path: str, output: str | None, templates: str | None, no_redact: boo
             fail(f"{out}: cannot write: {exc.strerror or exc}")
         raise
     n = len(analysis.findings)
-    click.echo(f"wrote {out} ({len(session.events)} events, {n} finding{'s' if n != 1 else ''})")
+    judged = f", {sum(r.command is not None for r in guard.records)} guard decisions" if guard else ""
+    click.echo(f"wrote {out} ({len(session.events)} events, {n} finding{'s' if n != 1 else ''}{judged})")
+
+
+def _guard(path: str, session: Session) -> GuardLog:
+    """The log's decisions on ``session``; its bad lines go to stderr like a session's diagnostics."""
+    try:
+        guard = read_guard_log(Path(path), session)
+    except OSError as exc:
+        fail(f"{path}: cannot read the guard log: {exc.strerror or exc}")
+    for d in guard.diagnostics:
+        click.echo(f"{d.file}:{d.line}: {d.level.value}: {d.message}" if d.line is not None
+                   else f"{d.file}: {d.level.value}: {d.message}", err=True)
+    return guard

@@ -13,6 +13,7 @@ from analyzer.lifecycle.world import World
 from analyzer.report._clean import Cleaner, Seg, Shown, marked, occurrences
 from analyzer.report._evidence import kill_needles, where_of
 from analyzer.report._when import Times, who
+from analyzer.report.guard_log import GuardBadge
 from analyzer.rules.api import severity_rank
 
 
@@ -48,6 +49,8 @@ class Row:
     thinking: Shown | None = None
     facts: list[str] = field(default_factory=list)
     badges: list[Badge] = field(default_factory=list)
+    guard: list[GuardBadge] = field(default_factory=list)
+    """The live guard's decisions on this call (``--guard-log``)."""
 
     @property
     def short_where(self) -> str:

@@ -33,6 +33,7 @@ from analyzer.report._swimlane import Swimlane
 from analyzer.report._swimlane import build as build_swimlane
 from analyzer.report._timeline import Badge, Row, rows
 from analyzer.report._when import Times
+from analyzer.report.guard_log import GuardLog, attach, badge, summarize
 from analyzer.report.terminal import reveal_bidi
 from analyzer.rules.api import Finding, Rule, severity_rank
 from analyzer.rules.loader import LoadedRule, load_rules
@@ -199,8 +200,9 @@ def _model(a: Analysis) -> str:
 
 
 def report_context(analysis: Analysis, *, redact: bool = True,
-                   rules: Mapping[str, LoadedRule] | None = None) -> dict[str, Any]:
-    """Everything the templates show, already redacted and cut."""
+                   rules: Mapping[str, LoadedRule] | None = None, guard: GuardLog | None = None) -> dict[str, Any]:
+    """Everything the templates show, already redacted and cut; ``guard``: the live guard's
+    decisions on this session, shown on their timeline rows and in the summary."""
     a = analysis
     session, world = a.session, a.world
     rules = rules if rules is not None else _default_rules()
@@ -213,6 +215,12 @@ def report_context(analysis: Analysis, *, redact: bool = True,
     story = sorted(findings, key=lambda v: (v.anchor, -severity_rank(v.severity)))
     timeline: list[Row] = rows(world, times, clean, _badges(ordered))
     swimlane: Swimlane = build_swimlane(world, times, clean)
+    guard_summary = None
+    if guard is not None:
+        placed = attach(guard.records, session)
+        for row in timeline:
+            row.guard = [b for rec in placed.get(row.index, []) if (b := badge(rec, clean)) is not None]
+        guard_summary = summarize(guard, placed, clean)
     severities = Counter(f.severity.value for f in a.findings)
     kinds = Counter(r.kind for r in timeline)
     impact_rows: list[Impact] = ctx.impacts
@@ -247,6 +255,7 @@ def report_context(analysis: Analysis, *, redact: bool = True,
                          else (d.file or session.path), "message": clean.one_line(d.message, 400)}
                         for d in session.diagnostics],
         "rules": _rule_rows(rules, a),
+        "guard": guard_summary,
         "notes": [clean.one_line(n, 400) for n in world.notes
                   if not any(d.detail and n.endswith(d.detail) for d in disagreements)],
         "disagreements": [{"event": d.event, "predicted": with_code(clean.one_line(d.predicted, 300)),
@@ -272,33 +281,35 @@ def _impact_view(imp: Impact, times: Times, clean: Cleaner) -> dict[str, Any]:
 
 
 def iter_html(analysis: Analysis, *, redact: bool = True, templates: Path | None = None,
-              rules: Mapping[str, LoadedRule] | None = None) -> Iterator[str]:
+              rules: Mapping[str, LoadedRule] | None = None, guard: GuardLog | None = None) -> Iterator[str]:
     """The postmortem of ``analysis`` as pieces of one HTML document, in order.
 
     ``redact`` hides secrets (the kinds found are listed in the report); ``templates`` is a folder
     whose templates override the built-in ones by name; ``rules`` maps rule names to the loaded
-    rules (for their docs), default: the built-in pack and entry-point packs. The templates are
+    rules (for their docs), default: the built-in pack and entry-point packs; ``guard`` the live
+    guard's decisions on this session (``read_guard_log``). The templates are
     loaded and the context built before this returns; a template error can still come while
     iterating."""
     env = environment(Path(templates).resolve() if templates is not None else None)
     template = env.get_template(TEMPLATE)
-    return template.generate(**report_context(analysis, redact=redact, rules=rules))
+    return template.generate(**report_context(analysis, redact=redact, rules=rules, guard=guard))
 
 
 def render_html(analysis: Analysis, *, redact: bool = True, templates: Path | None = None,
-                rules: Mapping[str, LoadedRule] | None = None) -> str:
+                rules: Mapping[str, LoadedRule] | None = None, guard: GuardLog | None = None) -> str:
     """The postmortem of ``analysis`` as one HTML document (``iter_html``, joined)."""
-    return "".join(iter_html(analysis, redact=redact, templates=templates, rules=rules))
+    return "".join(iter_html(analysis, redact=redact, templates=templates, rules=rules, guard=guard))
 
 
 def write_html(analysis: Analysis, path: Path, *, redact: bool = True, templates: Path | None = None,
-               rules: Mapping[str, LoadedRule] | None = None, atomic: bool = True) -> None:
+               rules: Mapping[str, LoadedRule] | None = None, atomic: bool = True,
+               guard: GuardLog | None = None) -> None:
     """Write the postmortem into ``path`` piece by piece, never holding the whole document (for a
     500 MB session the page is ~90 MB, and its pieces took ~350 MB more). ``atomic``: through a
     temporary file beside ``path``, so an error half-way (a template, a full disk) leaves no
     half-written report and a symlink planted at ``path`` is replaced, not written through; else
     straight into ``path`` (a pipe, ``/dev/stdout``, a link the user chose)."""
-    pieces = iter_html(analysis, redact=redact, templates=templates, rules=rules)
+    pieces = iter_html(analysis, redact=redact, templates=templates, rules=rules, guard=guard)
     if not atomic:
         with open(path, "w", encoding="utf-8", buffering=1 << 20) as out:
             for piece in pieces:

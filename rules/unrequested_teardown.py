@@ -21,6 +21,9 @@ class UnrequestedTeardown(Rule):
         "Restart one server" that tears down three turns a one-minute change into an outage of
         the whole deployment, and the user finds out only when the other endpoints stop answering.
 
+        Also flagged with no instruction at all: stopping a service the session never started (the
+        host's PostgreSQL, to free its port) while nothing asks to stop or restart anything.
+
     Known false positives:
         Instructions that name a server by a nickname the reader does not resolve to an instance;
         the instruction then looks as if it named nothing, and this rule stays quiet rather than
@@ -37,6 +40,7 @@ class UnrequestedTeardown(Rule):
     summary = "A kill stops servers the user's instruction did not name."
 
     def check(self, world: World) -> Iterable[Finding]:
+        yield from self.outside_the_session(world)
         by_event: dict[int, list[str]] = {}
         labels: dict[str, str] = {}
         anchors: dict[int, list[int]] = {}
@@ -70,6 +74,21 @@ class UnrequestedTeardown(Rule):
                 related=[("instruction", e) for e in asked],
                 message=f"the user asked to {action} {_and(wanted)}; this also stops {_and(stopped)}",
                 details={"unrequested": [labels[i] for i in insts], "asked": wanted},
+            )
+
+
+    def outside_the_session(self, world: World) -> Iterable[Finding]:
+        """Stops of a server that was running before the session (a host service), while no
+        instruction in force asks to stop or restart anything: nobody put it in scope."""
+        for kill in world.kills():
+            before = [v for v in kill.victims if v.instance and world.instances[v.instance].owner == "before"]
+            if not before or any(i.action in ("stop", "restart") for i in world.instructions_in_force(kill.event)):
+                continue
+            names = [world.instances[v.instance].name for v in before if v.instance]
+            yield self.finding(
+                world, anchor=kill.event, instance=before[0].instance,
+                message=f"stops {_and(names)}, which ran before this session; no instruction put it in scope",
+                details={"unrequested": names, "asked": []},
             )
 
 

@@ -590,6 +590,8 @@ class Builder:
                     launch_event=launch.event if isinstance(launch, Launch) else None,
                     match_span=vic.span,
                 ))
+            if v.mechanism == "systemctl" and v.reached:
+                victims += self.units_from_before(v, {vic.instance for vic in victims})
             relaunch = [self.w.facts[fi].event for c, fi in launches
                         if c.position > v.command.position and v.pattern
                         and _matches(v.pattern, " ".join(c.effective_argv))]
@@ -604,6 +606,24 @@ class Builder:
                         detail=f"{text} hits {len(victims)} process(es)")
             self.maybe_hit[id(kill)] = self.unseen_children_hit(v, {vic.instance for vic in victims})
             out.append((kill, v))
+        return out
+
+    def units_from_before(self, v: killsem.KillVerdict, hit: set[str | None]) -> list[Victim]:
+        """Units a ``systemctl stop|restart`` names that no launch of this session started: a
+        service that was there before the log (the host's PostgreSQL), now an instance of its own."""
+        out = []
+        host = v.host or v.command.host or "local"
+        verb = next((a for a in v.command.effective_argv[1:] if not a.startswith("-")), "stop")
+        for unit in v.targets:
+            if any(c in unit for c in "*?["):
+                continue  # a glob: which units it meant is not known
+            key = f"{host}/unit:{unit}"
+            if key in hit or self.find(host=host, unit=unit):
+                continue
+            self.w.instances[key] = Instance(id=key, server="systemd", label=f"{unit} (systemd)", host=host,
+                                             unit=unit, owner="before")
+            out.append(Victim(label=f"{unit} (systemd)", role="server", instance=key,
+                              reason=f"systemctl {verb} of {unit}, which this session never started"))
         return out
 
     def unseen_children_hit(self, v: killsem.KillVerdict, hit: set[str | None]) -> list[str]:

@@ -63,6 +63,9 @@ class Instance(BaseModel):
     task_ids: list[str] = Field(default_factory=list)
     launches: list[int] = Field(default_factory=list)
     """Event indexes of its launches."""
+    owner: Literal["agent", "before"] = "agent"
+    """Who started it: the agent in this session, or someone before the log began (a host
+    service the agent stops, found only by that stop)."""
     history: list[StateChange] = Field(default_factory=list)
 
     @property

@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 
 from analyzer.events import AssistantEvent, Session, SystemEvent, ToolEvent, UserEvent
-from analyzer.ingest.base import IngestError, SessionBuilder, parse_ts
+from analyzer.ingest.base import IngestError, SessionBuilder, parse_ts, read_regular
 
 NAME = "aider"
 DESCRIPTION = "aider .aider.chat.history.md: `# aider chat started at`, `#### ` user lines, `> ` tool lines"
@@ -127,7 +127,7 @@ def load(path: Path) -> Session:
     b = SessionBuilder(path=path, format=NAME)
     b.session["agent"] = "aider"
     try:
-        text = path.read_text("utf-8", errors="replace")
+        text = read_regular(path).decode("utf-8", "replace")
     except OSError as exc:
         raise IngestError(path, f"cannot read: {exc.strerror or exc}") from exc
     _Reader(b).read(text.splitlines())

@@ -46,7 +46,9 @@ from analyzer.ingest.base import (
     SessionBuilder,
     describe_bad_line,
     first_json_line,
+    open_regular,
     parse_ts,
+    strip_bom,
 )
 
 NAME = "asciinema"
@@ -249,7 +251,10 @@ class _Cast:
         self.accepted = False
 
     def ts(self, t: float) -> datetime | None:
-        return self.start + timedelta(seconds=t) if self.start else None
+        try:
+            return self.start + timedelta(seconds=t) if self.start else None
+        except (OverflowError, ValueError):  # a time of 2**63 s is no date
+            return None
 
     def output(self, data: str, at: _Mark) -> None:
         if self.prompt_at is not None and self.prompt is None and at.t - self.prompt_at.t > _TYPING_GAP:
@@ -340,9 +345,13 @@ def load(path: Path) -> Session:
                 and isinstance(ev[1], str)):
             b.diag(Level.error, "event is not [time, code, data]; skipped", line)
             continue
-        clock = clock + float(ev[0]) if relative else float(ev[0])
+        try:
+            clock = clock + float(ev[0]) if relative else float(ev[0])
+            code, data = ev[1], ev[2] if isinstance(ev[2], str) else orjson.dumps(ev[2]).decode()
+        except (OverflowError, orjson.JSONEncodeError) as exc:  # a 400-digit time, data nested 300 deep
+            b.diag(Level.error, f"event unreadable ({exc}); skipped", line)
+            continue
         at = _Mark(line, clock)
-        code, data = ev[1], ev[2] if isinstance(ev[2], str) else orjson.dumps(ev[2]).decode()
         if code == "o":
             cast.output(data, at)
         elif code == "i":
@@ -373,8 +382,9 @@ def _size(value: Any, default: int, limit: int) -> int:
 
 def _records(path: Path, b: SessionBuilder) -> Iterator[tuple[int, Any]]:
     """(line, value) of each JSON line; ``#`` lines are v3 comments, not records."""
-    with path.open("rb", buffering=READ_BUFFER) as fh:
+    with open_regular(path, buffering=READ_BUFFER) as fh:
         for lineno, raw in enumerate(fh, start=1):
+            raw = strip_bom(raw) if lineno == 1 else raw
             if not raw.strip() or raw.lstrip().startswith(b"#"):
                 continue
             b.records += 1

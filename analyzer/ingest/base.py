@@ -6,15 +6,18 @@ A format module is a plain module with ``NAME``, ``DESCRIPTION``, ``detect()`` a
 
 from __future__ import annotations
 
+import errno
 import gc
+import os
 import re
 import shlex
+import stat
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
 import orjson
 
@@ -126,8 +129,32 @@ class SessionBuilder:
             if isinstance(ev, ToolEvent) and ev.output is not None and len(ev.output) > MAX_OUTPUT_CHARS:
                 ev.output = self.output(ev.output, ev.result_line or ev.line, ev.source)
 
+    def _sanitize(self) -> None:
+        # what any reader kept must survive every renderer: no lone surrogates (the stdlib JSON
+        # fallback and YAML accept them; spaCy, UTF-8 files and orjson do not) and no nesting
+        # orjson cannot dump (255 levels)
+        for ev in self.events:
+            for name, value in list(ev.__dict__.items()):
+                if isinstance(value, str):
+                    if not _is_utf8(value):
+                        setattr(ev, name, scrub_text(value))
+                elif isinstance(value, dict | list):
+                    clean, cut = _clean_tree(value, MAX_DEPTH)
+                    if clean is not value:
+                        setattr(ev, name, clean)
+                    if cut:
+                        self.diag(Level.warning, f"{name} nested over {MAX_DEPTH} levels: the deeper part is "
+                                  "replaced by a marker", ev.line, ev.source)
+        for fields in [self.session, *(part.session for part in self.parts)]:
+            for key, value in fields.items():
+                if key in _TEXT_FIELDS and value is not None and not isinstance(value, str):
+                    value = fields[key] = as_id(value)  # `session_id: [..]`, `model: true`
+                if isinstance(value, str) and not _is_utf8(value):
+                    fields[key] = scrub_text(value)
+
     def build(self) -> Session:
         """The whole file as one session (its parts, if any, in one timeline, each start marked)."""
+        self._sanitize()
         self._cap_outputs()
         for i, ev in enumerate(self.events):
             ev.index = i
@@ -144,6 +171,7 @@ class SessionBuilder:
         keeps the file's path and line numbers and says which part it is (``Session.part``)."""
         if not self.parts:
             return [self.build()]
+        self._sanitize()
         self._cap_outputs()
         out: list[Session] = []
         for n, (part, nxt) in enumerate(zip(self.parts, [*self.parts[1:], None], strict=True), 1):
@@ -191,6 +219,92 @@ class _Part:
     """The part's own ``Session`` fields (session_id, model…)."""
 
 
+_TEXT_FIELDS = frozenset({"session_id", "agent", "model", "cwd"})
+"""``Session`` fields that are text (readers copy them from the log as they are)."""
+
+MAX_DEPTH = 64
+"""Nesting kept in an event's fields (tool inputs); deeper parts become ``DEEP_MARKER``. orjson
+dumps at most 255 levels, and no real tool input comes near 64."""
+
+DEEP_MARKER = "[… nested too deep …]"
+
+
+def _is_utf8(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def scrub_text(text: str) -> str:
+    """``text`` with lone surrogates (which no UTF-8 output can hold) replaced by U+FFFD."""
+    # through UTF-16: a surrogate pair (YAML's "\\ud83d\\ude00") joins, each lone one is one U+FFFD
+    return text if _is_utf8(text) else text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def _clean_tree(value: Any, room: int) -> tuple[Any, bool]:
+    """``value`` with strings scrubbed and containers deeper than ``room`` levels replaced by
+    ``DEEP_MARKER``; the same object when nothing changed; and whether anything was cut."""
+    if isinstance(value, str):
+        return (value, False) if _is_utf8(value) else (scrub_text(value), False)
+    if not isinstance(value, dict | list):
+        return value, False
+    if room <= 0:
+        return DEEP_MARKER, True
+    cut = changed = False
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        for k, v in value.items():
+            ck = scrub_text(k) if isinstance(k, str) else k
+            cv, c = _clean_tree(v, room - 1)
+            cut |= c
+            changed |= cv is not v or ck is not k
+            out[ck] = cv
+        return (out if changed else value), cut
+    items: list[Any] = []
+    for v in value:
+        cv, c = _clean_tree(v, room - 1)
+        cut |= c
+        changed |= cv is not v
+        items.append(cv)
+    return (items if changed else value), cut
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+def strip_bom(data: bytes) -> bytes:
+    """``data`` without a leading UTF-8 byte order mark (Windows editors and PowerShell's
+    ``Out-File`` write one; orjson and the format probes reject it)."""
+    return data[3:] if data.startswith(BOM) else data
+
+
+def open_regular(path: Path, buffering: int = -1) -> IO[bytes]:
+    """``path`` opened for binary reading, only if it is a regular file. A FIFO, a device or a
+    socket (a sub-agent file linked to ``/dev/zero``, a FIFO as an event file) would block or
+    never end: it raises ``OSError`` like an unreadable file. Opened non-blocking, so a FIFO
+    without a writer does not hang the open itself."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.ENXIO, "not a regular file (a FIFO, device or socket)", str(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb", buffering=buffering)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: Path) -> bytes:
+    """The whole of a regular file, without a BOM (``open_regular``: raises ``OSError`` for
+    anything else)."""
+    with open_regular(path) as fh:
+        return strip_bom(fh.read())
+
+
 READ_BUFFER = 1 << 20
 
 
@@ -225,11 +339,20 @@ def iter_jsonl(
 
     # 1 MiB buffer: agent log lines are often several KiB, and readline() over the default 8 KiB
     # buffer refills it many times a line (3.5x slower over a 50 MB session)
-    with path.open("rb", buffering=READ_BUFFER) as fh:
+    try:
+        fh = open_regular(path, buffering=READ_BUFFER)
+    except OSError as exc:
+        if file is None:  # the session's own file: the caller says why nothing was read
+            raise
+        builder.diag(Level.error, f"file not read: {exc.strerror or exc}", None, file)
+        return
+    with fh:
         readline = fh.readline
         lineno = 0
         while raw := readline(MAX_LINE_BYTES + 1):
             lineno += 1
+            if lineno == 1:
+                raw = strip_bom(raw)
             if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
                 size = len(raw)
                 while not raw.endswith(b"\n"):  # drain the rest of the line without holding it
@@ -299,10 +422,12 @@ def describe_bad_line(raw: bytes, exc: Exception, at_eof: bool) -> str:
 
 
 def read_head(path: Path) -> bytes:
+    """The first ``HEAD_BYTES`` of a file (without a BOM), b"" for a folder. ``OSError`` for a
+    file that is not a regular one (``open_regular``)."""
     if path.is_dir():
         return b""
-    with path.open("rb") as fh:
-        return fh.read(HEAD_BYTES)
+    with open_regular(path) as fh:
+        return strip_bom(fh.read(HEAD_BYTES))
 
 
 def first_json_line(head: bytes) -> Any:
@@ -434,6 +559,13 @@ def cap_output(text: str, limit: int = MAX_OUTPUT_CHARS) -> tuple[str, int]:
 def as_dict(value: Any) -> dict[str, Any]:
     """A log field that should be an object; {} for anything else (logs drift: never trust types)."""
     return value if isinstance(value, dict) else {}
+
+
+def kind_of(record: Any, key: str = "type") -> str | None:
+    """A record's discriminator field (``type``, ``role``…) if it is a string, else None: a list
+    or object there must not reach a set lookup (unhashable) or a comparison."""
+    value = record.get(key) if isinstance(record, dict) else None
+    return value if isinstance(value, str) else None
 
 
 def as_id(value: Any) -> str | None:

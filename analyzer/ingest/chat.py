@@ -56,7 +56,10 @@ from analyzer.ingest.base import (
     categorize,
     iter_jsonl,
     join_argv,
+    open_regular,
     parse_ts,
+    read_regular,
+    strip_bom,
     text_of,
 )
 from analyzer.ingest.claude_harness import (
@@ -228,7 +231,7 @@ def load_document(path: Path, builder: SessionBuilder) -> Prefix:
     """The whole JSON document at ``path``. A document broken or cut off part-way is read up to that
     spot, with one error diagnostic; nothing readable at all raises ``IngestError``."""
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except OSError as exc:
         raise IngestError(path, f"cannot read: {exc.strerror or exc}") from exc
     try:
@@ -656,8 +659,8 @@ def _conversation(b: SessionBuilder, value: Any, line: int | None, doc: Prefix |
 
 def _is_jsonl(path: Path) -> bool:
     try:
-        with path.open("rb") as fh:
-            first = fh.readline()
+        with open_regular(path) as fh:
+            first = strip_bom(fh.readline())
             after = fh.read(64)
     except OSError as exc:
         raise IngestError(path, f"cannot read: {exc.strerror or exc}") from exc

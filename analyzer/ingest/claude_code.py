@@ -58,7 +58,10 @@ from analyzer.ingest.base import (
     categorize,
     harness_cut,
     iter_jsonl,
+    kind_of,
+    open_regular,
     parse_ts,
+    strip_bom,
     text_of,
 )
 from analyzer.ingest.claude_harness import background_task, is_notification, read_notification, tag, task_ref
@@ -92,7 +95,7 @@ def _shape(value: Any) -> str | None:
     """Why one parsed line is a Claude Code record, or None."""
     if not isinstance(value, dict):
         return None
-    kind = value.get("type")
+    kind = kind_of(value)
     if kind in _ENVELOPED and (
         ("sessionId" in value and ("uuid" in value or "message" in value))
         or ("parentUuid" in value and "uuid" in value)
@@ -146,8 +149,8 @@ def detect(path: Path, head: bytes) -> str | None:
         main = _main_file_of(path)
         if main is None:
             return None
-        with main.open("rb") as fh:
-            reason = _detect_head(fh.read(HEAD_BYTES))
+        with open_regular(main) as fh:
+            reason = _detect_head(strip_bom(fh.read(HEAD_BYTES)))
         return f"session folder of {main.name}: {reason}" if reason else None
     return _detect_head(head)
 

@@ -50,6 +50,7 @@ from analyzer.ingest.base import (
     first_json_line,
     iter_jsonl,
     join_argv,
+    kind_of,
     parse_ts,
     text_of,
 )
@@ -132,7 +133,7 @@ def detect(path: Path, head: bytes) -> str | None:
         return None
     first = first_json_line(head)
     if isinstance(first, dict):
-        kind = first.get("type")
+        kind = kind_of(first)
         if kind in _ENVELOPE_TYPES and isinstance(first.get("payload"), dict) and "timestamp" in first:
             return f"JSONL of {{timestamp, type, payload}} rollout lines (first: {kind})"
         if _is_flat_header(first):
@@ -480,9 +481,9 @@ class _Reader:
         else:  # developer / system instructions
             self.skip()
 
-    def user_text(self, text: str, source: str, ref: str | None, meta: bool = False) -> None:
+    def user_text(self, text: str, source: str, ref: str | None, meta: bool = False, shell: bool = True) -> None:
         stripped = text.strip()
-        if stripped.startswith("<user_shell_command>"):
+        if shell and stripped.startswith("<user_shell_command>"):
             self.user_shell(stripped, source)
             return
         twin = self.twins.twin("user", text, source)
@@ -506,7 +507,8 @@ class _Reader:
     def user_shell(self, text: str, source: str) -> None:
         m = _USER_SHELL.search(text)
         if not m:
-            self.user_text(text, source, None, meta=True)
+            # no <command> in it: a meta message, not read as a shell command again
+            self.user_text(text, source, None, meta=True, shell=False)
             return
         command = m.group(1)
         twin = self.twins.twin("ushell", command, source)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from analyzer.events import AssistantEvent, Level, Session, SystemEvent, ToolEvent
-from analyzer.ingest.base import SessionBuilder, categorize, first_json_line, iter_jsonl
+from analyzer.ingest.base import SessionBuilder, categorize, first_json_line, iter_jsonl, kind_of
 from analyzer.ingest.chat import as_dict
 
 NAME = "codex-exec"
@@ -42,7 +42,7 @@ def detect(path: Path, head: bytes) -> str | None:
         return None
     first = first_json_line(head)
     # a rollout line has `payload`; opencode's run stream has `sessionID`/`part` (and an `error` type too)
-    if isinstance(first, dict) and first.get("type") in _EVENT_TYPES and not {"payload", "sessionID", "part"} & set(first):
+    if isinstance(first, dict) and kind_of(first) in _EVENT_TYPES and not {"payload", "sessionID", "part"} & set(first):
         return f"JSONL whose first event is `{first['type']}` (codex exec --json)"
     return None
 

@@ -37,7 +37,7 @@ from typing import Any
 import yaml
 
 from analyzer.events import AssistantEvent, CaseMarks, Session, SystemEvent, ToolEvent, UserEvent
-from analyzer.ingest.base import IngestError, SessionBuilder, categorize, parse_ts
+from analyzer.ingest.base import IngestError, SessionBuilder, categorize, parse_ts, read_regular
 
 NAME = "fixture"
 DESCRIPTION = "*.session.yaml: hand-written sessions for tests and rule cases (events: user/bash/…)"
@@ -76,11 +76,46 @@ def _event_items(node: yaml.Node | None) -> list[tuple[int, Any]]:
     return out
 
 
+MAX_NODES = 200_000
+"""Nodes a fixture may expand to, aliases counted at every use: a 558-byte alias bomb
+(``a: &a [x,x,…]``, ``b: &b [*a,*a,…]``, …) expands to billions and takes all memory."""
+
+
+def _expanded_size(node: yaml.Node, limit: int) -> int:
+    """How many nodes ``node`` stands for with every alias expanded, counting up to ``limit``
+    (an alias is the same node object: sizes are memoized by identity, so a bomb costs little)."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(node, False)]
+    while stack:  # iterative: a deep document must not recurse here either
+        n, done = stack.pop()
+        if id(n) in sizes:
+            continue
+        children: list[yaml.Node] = []
+        if isinstance(n, yaml.SequenceNode):
+            children = list(n.value)
+        elif isinstance(n, yaml.MappingNode):
+            children = [x for pair in n.value for x in pair]
+        if done or not children:
+            sizes[id(n)] = min(limit, 1 + sum(sizes[id(c)] for c in children))
+            continue
+        stack.append((n, True))
+        stack.extend((c, False) for c in children if id(c) not in sizes)
+    return sizes[id(node)]
+
+
 def read_yaml(path: Path) -> tuple[yaml.Node | None, Any]:
-    """The composed node tree (for line numbers) and the plain data of a YAML file."""
+    """The composed node tree (for line numbers) and the plain data of a YAML file. An alias bomb
+    or a document nested too deep for the (recursive) YAML composer is an ``IngestError``."""
     try:
-        text = path.read_text("utf-8")
-        return yaml.compose(text, Loader=yaml.SafeLoader), yaml.safe_load(text)
+        text = read_regular(path).decode("utf-8")
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        if node is not None and _expanded_size(node, MAX_NODES + 1) > MAX_NODES:
+            raise IngestError(path, f"YAML aliases expand to over {MAX_NODES:,} nodes (an alias bomb); not read")
+        return node, yaml.safe_load(text)
+    except OSError as exc:
+        raise IngestError(path, f"cannot read: {exc.strerror or exc}") from exc
+    except RecursionError as exc:
+        raise IngestError(path, "YAML nested too deep to read") from exc
     except UnicodeDecodeError as exc:
         raise IngestError(path, f"invalid UTF-8 at byte {exc.start}") from exc
     except yaml.YAMLError as exc:
@@ -108,68 +143,110 @@ def session_from_node(path: Path, node: yaml.Node | None, doc: Any) -> Session:
     )
     start = parse_ts(doc["start"].isoformat() if isinstance(doc.get("start"), datetime)
                      else doc.get("start"))
-    step = timedelta(seconds=float(doc.get("step", 30)))
+    step = _seconds(doc.get("step", 30))
+    if step is None:
+        b.diag("warning", f"`step: {str(doc.get('step'))[:40]}` is not a number of seconds; 30 s used")
+        step = timedelta(seconds=30)
     clock = start
     for line, item in _event_items(node):
         b.records += 1
-        if not isinstance(item, dict):
-            b.diag("error", "event must be a mapping like `- user: …`", line)
-            continue
-        kinds = [k for k in _KINDS if k in item]
-        if len(kinds) != 1:
-            b.diag("error", f"event needs exactly one of {', '.join(_KINDS)}", line)
-            continue
-        at = item.get("at")
-        if isinstance(at, int | float) and not isinstance(at, bool) and clock is not None:
-            clock = clock + timedelta(seconds=float(at))  # YAML reads `+90` as the number 90
-        elif isinstance(at, str) and at.startswith("+") and clock is not None:
-            clock = clock + timedelta(seconds=float(at[1:]))
-        elif at is not None:
-            clock = parse_ts(at.isoformat() if isinstance(at, datetime) else at) or clock
-        elif clock is not None and b.events:
-            clock = clock + step
-        marks = CaseMarks(
-            example=bool(item.get("example", False)),
-            **{field: _names(item.get(key)) for key, field in _MARKS.items()},
-        )
-        common: dict[str, Any] = {
-            "line": line, "ts": clock, "agent": str(item.get("agent", "main")), "marks": marks,
-            "ref": item.get("ref"),
-        }
-        kind = kinds[0]
-        if kind == "user":
-            b.add(UserEvent(text=str(item["user"]), origin=item.get("origin", "prompt"), **common))
-        elif kind == "assistant":
-            b.add(AssistantEvent(text=str(item["assistant"]), model=doc.get("model"), **common))
-        elif kind == "system":
-            b.add(SystemEvent(subtype=str(item["system"]), text=str(item.get("text", "")),
-                              task_id=item.get("task"), exit_code=item.get("exit"),
-                              status=item.get("status"), **common))
-        else:
-            name = "Bash" if kind == "bash" else str(item["tool"])
-            tool_input = dict(item.get("input") or {})
-            command = str(item["bash"]) if kind == "bash" else tool_input.get("command")
-            if kind == "bash":
-                tool_input.setdefault("command", command)
-                if item.get("background"):
-                    tool_input["run_in_background"] = True
-            task = item.get("task") or tool_input.get("shell_id") or tool_input.get("bash_id") \
-                or tool_input.get("task_id")
-            exit_code = item.get("exit")
-            # an omitted output is an empty result; `no-result: true` models a call whose
-            # result the log lost (the session ended while it ran)
-            output = None if item.get("no-result") else item.get("output", "" if kind == "bash" else None)
-            b.add(ToolEvent(
-                name=name, category=categorize(name), input=tool_input,
-                command=command if isinstance(command, str) else None,
-                output=None if output is None else str(output),
-                exit_code=exit_code,
-                is_error=item.get("is_error", exit_code not in (None, 0)),
-                interrupted=bool(item.get("interrupted", False)),
-                truncated=bool(item.get("truncated", False)),
-                background=bool(item.get("background", False)),
-                task_id=None if task is None else str(task),
-                by_user=bool(item.get("by_user", False)),
-                **common,
-            ))
+        try:
+            clock = _event(b, doc, line, item, clock, step)
+        except (ValueError, TypeError, OverflowError) as exc:  # pydantic's ValidationError is a ValueError
+            b.diag("error", f"event skipped: {_reason(exc)}", line)
     return b.build()
+
+
+def _seconds(value: Any) -> timedelta | None:
+    """A number of seconds (``30``, ``'+1.5'``) as a timedelta; None for anything else or out of range."""
+    try:
+        return timedelta(seconds=float(value))
+    except (ValueError, TypeError, OverflowError):
+        return None
+
+
+def _reason(exc: Exception) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):  # a pydantic ValidationError: name the field and what it wanted
+        first = errors()[0]
+        return f"`{'.'.join(map(str, first['loc']))}`: {first['msg']}"
+    return str(exc).splitlines()[0][:200]
+
+
+def _event(b: SessionBuilder, doc: dict[str, Any], line: int, item: Any, clock: datetime | None,
+           step: timedelta) -> datetime | None:
+    """Add the event of one ``events:`` item; the clock after it. Raises on a field of the wrong type."""
+    if not isinstance(item, dict):
+        b.diag("error", "event must be a mapping like `- user: …`", line)
+        return clock
+    kinds = [k for k in _KINDS if k in item]
+    if len(kinds) != 1:
+        b.diag("error", f"event needs exactly one of {', '.join(_KINDS)}", line)
+        return clock
+    at = item.get("at")
+    if isinstance(at, int | float) and not isinstance(at, bool) and clock is not None:
+        clock = _advance(b, clock, at, line)  # YAML reads `+90` as the number 90
+    elif isinstance(at, str) and at.startswith("+") and clock is not None:
+        clock = _advance(b, clock, at[1:], line)
+    elif at is not None:
+        clock = parse_ts(at.isoformat() if isinstance(at, datetime) else at) or clock
+    elif clock is not None and b.events:
+        clock = clock + step
+    marks = CaseMarks(
+        example=bool(item.get("example", False)),
+        **{field: _names(item.get(key)) for key, field in _MARKS.items()},
+    )
+    common: dict[str, Any] = {
+        "line": line, "ts": clock, "agent": str(item.get("agent", "main")), "marks": marks,
+        "ref": item.get("ref"),
+    }
+    kind = kinds[0]
+    if kind == "user":
+        b.add(UserEvent(text=str(item["user"]), origin=item.get("origin", "prompt"), **common))
+    elif kind == "assistant":
+        b.add(AssistantEvent(text=str(item["assistant"]), model=doc.get("model"), **common))
+    elif kind == "system":
+        b.add(SystemEvent(subtype=str(item["system"]), text=str(item.get("text", "")),
+                          task_id=item.get("task"), exit_code=item.get("exit"),
+                          status=item.get("status"), **common))
+    else:
+        name = "Bash" if kind == "bash" else str(item["tool"])
+        tool_input = dict(item.get("input") or {})
+        command = str(item["bash"]) if kind == "bash" else tool_input.get("command")
+        if kind == "bash":
+            tool_input.setdefault("command", command)
+            if item.get("background"):
+                tool_input["run_in_background"] = True
+        task = item.get("task") or tool_input.get("shell_id") or tool_input.get("bash_id") \
+            or tool_input.get("task_id")
+        exit_code = item.get("exit")
+        # an omitted output is an empty result; `no-result: true` models a call whose
+        # result the log lost (the session ended while it ran)
+        output = None if item.get("no-result") else item.get("output", "" if kind == "bash" else None)
+        b.add(ToolEvent(
+            name=name, category=categorize(name), input=tool_input,
+            command=command if isinstance(command, str) else None,
+            output=None if output is None else str(output),
+            exit_code=exit_code,
+            is_error=item.get("is_error", exit_code not in (None, 0)),
+            interrupted=bool(item.get("interrupted", False)),
+            truncated=bool(item.get("truncated", False)),
+            background=bool(item.get("background", False)),
+            task_id=None if task is None else str(task),
+            by_user=bool(item.get("by_user", False)),
+            **common,
+        ))
+    return clock
+
+
+def _advance(b: SessionBuilder, clock: datetime, value: Any, line: int) -> datetime:
+    """``clock`` plus ``value`` seconds; unchanged, with a warning, when that is no number of
+    seconds or no date (``at: '+1e30'``)."""
+    delta = _seconds(value)
+    try:
+        if delta is not None:
+            return clock + delta
+    except OverflowError:
+        pass
+    b.diag("warning", f"`at: +{str(value)[:40]}` is no usable number of seconds; the previous time is kept", line)
+    return clock

@@ -35,7 +35,15 @@ from typing import Any
 import orjson
 
 from analyzer.events import AssistantEvent, Level, Session, SystemEvent, ToolEvent, UserEvent
-from analyzer.ingest.base import SessionBuilder, first_json_line, iter_jsonl, parse_ts, read_head, text_of
+from analyzer.ingest.base import (
+    SessionBuilder,
+    first_json_line,
+    iter_jsonl,
+    kind_of,
+    parse_ts,
+    read_head,
+    text_of,
+)
 from analyzer.ingest.chat import (
     as_dict,
     complete_items,
@@ -146,7 +154,7 @@ def _stream_reason(head: bytes) -> str | None:
             value = orjson.loads(raw)
         except orjson.JSONDecodeError:
             continue  # a broken line is reported by load(); the others decide
-        if not isinstance(value, dict) or value.get("type") not in STREAM_TYPES:
+        if not isinstance(value, dict) or kind_of(value) not in STREAM_TYPES:
             return None
         kind = value["type"]
         seen = seen or (kind == "init" and "session_id" in value) or (

@@ -38,8 +38,10 @@ session id.
 from __future__ import annotations
 
 import contextlib
+import errno
 import re
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -58,7 +60,11 @@ from analyzer.ingest.base import (
     first_json_line,
     harness_cut,
     iter_jsonl,
+    kind_of,
+    open_regular,
     parse_ts,
+    read_regular,
+    strip_bom,
 )
 
 NAME = "opencode"
@@ -182,7 +188,7 @@ STREAM_EVENTS = frozenset({"step_start", "text", "tool_use", "step_finish", "err
 
 
 def _is_stream_event(value: Any) -> bool:
-    return isinstance(value, dict) and value.get("type") in STREAM_EVENTS and isinstance(value.get("sessionID"), str) \
+    return isinstance(value, dict) and kind_of(value) in STREAM_EVENTS and isinstance(value.get("sessionID"), str) \
         and (isinstance(value.get("part"), dict) or value.get("type") == "error")
 
 
@@ -235,7 +241,7 @@ class _StorageStore:
 
     def _read(self, path: Path, b: SessionBuilder | None) -> dict[str, Any] | None:
         try:
-            value = _loads(path.read_bytes())
+            value = _loads(read_regular(path))
         except (OSError, orjson.JSONDecodeError) as exc:
             if b is not None:
                 b.diag(Level.error, f"unreadable JSON file ({str(exc).splitlines()[0]}); skipped",
@@ -261,6 +267,18 @@ class _StorageStore:
                     self._infos.append({"id": d.name})
         return self._infos
 
+    def _part_files(self, message_id: str, file: Path, b: SessionBuilder) -> list[Path]:
+        """The part files of one message; none, with an error, for an id that names no folder
+        (over 255 bytes, a path separator: another tool's or a damaged message file)."""
+        try:
+            if "/" in message_id or message_id in {"", ".", ".."}:
+                raise OSError(errno.EINVAL, "not a file name")
+            return sorted((self.root / "part" / message_id).glob("*.json"))
+        except OSError as exc:
+            b.diag(Level.error, f"message id {message_id[:60]!r} names no part folder ({exc.strerror}); its parts "
+                   "are not read", file=str(file))
+            return []
+
     def messages(self, session_id: str, b: SessionBuilder) -> list[Message]:
         if session_id in self.files:
             b.sources.append(str(self.files[session_id]))
@@ -272,7 +290,7 @@ class _StorageStore:
             if info is None:
                 continue
             parts: list[Part] = []
-            for pf in sorted((self.root / "part" / str(info.get("id", f.stem))).glob("*.json")):
+            for pf in self._part_files(str(info.get("id", f.stem)), f, b):
                 b.sources.append(str(pf))
                 data = self._read(pf, b)
                 if data is None:
@@ -289,10 +307,21 @@ class _DbStore:
 
     path: Path
 
-    def _connect(self) -> sqlite3.Connection:
-        con = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
-        con.row_factory = sqlite3.Row
-        return con
+    @contextlib.contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        """A read-only connection. Text that is not UTF-8 reads with U+FFFD (sqlite3 would raise for
+        the whole query); a query the database cannot answer (another opencode version's schema, a
+        damaged file) is an ``IngestError`` naming the database."""
+        try:
+            con = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
+            try:
+                con.row_factory = sqlite3.Row
+                con.text_factory = lambda raw: raw.decode("utf-8", "replace")
+                yield con
+            finally:
+                con.close()
+        except sqlite3.Error as exc:
+            raise IngestError(self.path, f"opencode database not readable ({exc})") from exc
 
     def infos(self) -> list[dict[str, Any]]:
         with self._connect() as con:
@@ -640,8 +669,8 @@ def _open(path: Path) -> tuple[_Store, str | None]:
     if path.is_dir():
         raise IngestError(path, "not an opencode storage folder (needs session/ and message/)")
     try:
-        with path.open("rb") as fh:
-            head = fh.read(HEAD_BYTES)
+        with open_regular(path) as fh:
+            head = strip_bom(fh.read(HEAD_BYTES))
         if head.startswith(SQLITE_MAGIC):
             if not {"session", "message", "part"} <= _db_tables(path):
                 raise IngestError(path, "SQLite database without opencode's session/message/part tables")
@@ -649,7 +678,7 @@ def _open(path: Path) -> tuple[_Store, str | None]:
         first = first_json_line(head)
         if _is_stream_event(first):
             return _StreamStore(path, first["sessionID"]), first["sessionID"]
-        raw = path.read_bytes()
+        raw = read_regular(path)
     except OSError as exc:
         raise IngestError(path, f"cannot read: {exc.strerror or exc}") from exc
     try:

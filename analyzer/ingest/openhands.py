@@ -31,7 +31,7 @@ from typing import Any
 import orjson
 
 from analyzer.events import AssistantEvent, Level, Session, SystemEvent, ToolEvent, UserEvent
-from analyzer.ingest.base import IngestError, SessionBuilder, categorize, parse_ts, text_of
+from analyzer.ingest.base import IngestError, SessionBuilder, categorize, parse_ts, read_regular, text_of
 from analyzer.ingest.chat import as_dict, complete_items, json_prefix, load_document
 
 NAME = "openhands"
@@ -67,7 +67,7 @@ def detect(path: Path, head: bytes) -> str | None:
         files = event_files(path)
         for file in files[:3]:  # one broken file (reported when loading) does not hide the session
             try:
-                if _is_event(orjson.loads(file.read_bytes())):
+                if _is_event(orjson.loads(read_regular(file))):
                     return f"event store: {len(files)} files in events/"
             except (OSError, orjson.JSONDecodeError):
                 continue
@@ -83,7 +83,7 @@ def detect(path: Path, head: bytes) -> str | None:
 
 
 def _still_running(obs: dict[str, Any]) -> bool:
-    meta = (obs.get("extras") or {}).get("metadata") or {}
+    meta = as_dict(as_dict(obs.get("extras")).get("metadata"))
     suffix = str(meta.get("suffix") or "")
     return meta.get("exit_code") == -1 and any(s in suffix for s in _STILL_RUNNING)
 
@@ -218,7 +218,7 @@ def _load_store(path: Path) -> Session:
     reader = _Reader(b)
     for position, file in enumerate(files, start=1):
         try:
-            ev = orjson.loads(file.read_bytes())
+            ev = orjson.loads(read_regular(file))
         except (OSError, orjson.JSONDecodeError) as exc:
             b.records += 1
             reason = exc.strerror if isinstance(exc, OSError) else f"not JSON ({exc})"

@@ -45,6 +45,8 @@ from analyzer.ingest.base import (
     categorize,
     first_json_line,
     iter_jsonl,
+    kind_of,
+    open_regular,
     parse_ts,
     text_of,
 )
@@ -72,8 +74,8 @@ def detect(path: Path, head: bytes) -> str | None:
         return "JSONL whose first entry is a pi `session` header"
     message = first.get("message")
     # a file cut from a longer session starts with an entry: pi's own fields, a pi message role
-    if (first.get("type") in _ENTRY_TYPES and isinstance(first.get("id"), str) and "parentId" in first
-            and (first["type"] != "message" or (isinstance(message, dict) and message.get("role") in _ROLES))):
+    if (kind_of(first) in _ENTRY_TYPES and isinstance(first.get("id"), str) and "parentId" in first
+            and (first["type"] != "message" or (isinstance(message, dict) and kind_of(message, "role") in _ROLES))):
         return f"JSONL of pi session entries (`{first['type']}` with `id`/`parentId`)"
     return None
 
@@ -94,7 +96,7 @@ def _recover(path: Path, b: SessionBuilder, records: list[Record]) -> list[Recor
     if not bad:
         return records
     recovered: list[Record] = []
-    with path.open("rb") as fh:
+    with open_regular(path) as fh:
         for lineno, raw in enumerate(fh, 1):
             if lineno not in bad:
                 continue

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from analyzer.events import AssistantEvent, Session, ToolEvent, UserEvent
-from analyzer.ingest.base import IngestError, SessionBuilder, parse_ts
+from analyzer.ingest.base import IngestError, SessionBuilder, parse_ts, read_regular
 from analyzer.ingest.chat import tool_category, user_origin
 
 NAME = "specstory"
@@ -193,7 +193,7 @@ def detect(path: Path, head: bytes) -> str | None:
 def load(path: Path) -> Session:
     b = SessionBuilder(path=path, format=NAME)
     try:
-        text = path.read_bytes().decode("utf-8", "replace")  # bytes: text mode turns a lone \r into a line
+        text = read_regular(path).decode("utf-8", "replace")  # bytes: text mode turns a lone \r into a line
     except OSError as exc:
         raise IngestError(path, f"cannot read: {exc.strerror or exc}") from exc
     reader = _Reader(b)

@@ -398,7 +398,11 @@ class Builder:
             ups = self.open_ups.setdefault(inst, {})
             # one collision per still-running up: later ups that meet only ups already collided
             # with repeat that failure, they are not new ones
-            fresh = [u for u in ups if u not in self.collided]
+            # an attached up still running is the stack in the foreground: a detached `up -d`
+            # reconciles against it (recreates a service); a second attached up fights it
+            detached = _detached_up(launch.argv)
+            fresh = [u for u in ups if u not in self.collided
+                     and not (detached and not _detached_up(self.w.facts[u].argv))]  # type: ignore[union-attr]
             if fresh:
                 self.collided.add(max(fresh))
                 launch.duplicate_of = self.w.facts[max(fresh)].event
@@ -435,6 +439,10 @@ class Builder:
             return
         if cmd.name in ("pgrep", "ps") and ev.output:
             self.process_listing(ev, where, ev.output)
+            return
+        if _compose_ps(argv) and ev.output is not None and not ev.truncated and ev.exit_code in (None, 0):
+            if not _compose_rows(ev.output):
+                self.compose_empty(ev, where)
             return
         p = probe_of(cmd, ev.output, ev.exit_code, where)
         if p is not None and p.port is not None:
@@ -812,6 +820,16 @@ class Builder:
     def launch_of_task(self, task_id: str) -> Launch | None:
         return self.task_launch.get(task_id)  # Launch facts are only made by ``launch_of``
 
+    def compose_empty(self, ev: ToolEvent, where: str) -> None:
+        """``docker compose ps`` lists no container: an attached ``up`` of a stack on this host is
+        not running it any more, whatever the harness said of its task. (A detached ``up -d`` may
+        still be pulling or building, before any container exists: it stays open.)"""
+        for inst, ups in self.open_ups.items():
+            if self.w.instances[inst].host != where:
+                continue
+            for fi in [u for u in ups if not _detached_up(self.w.facts[u].argv)]:  # type: ignore[union-attr]
+                del ups[fi]
+
     def task_ended(self, task_id: str) -> None:
         """A background task is over: a compose ``up`` it ran is no longer running."""
         for ups in self.open_ups.values():
@@ -930,6 +948,21 @@ def _not_found(cmd: SimpleCommand, script: ShellScript, output: str) -> bool:
 
 
 _DETACHED_SERVERS = frozenset({"systemd", "compose", "docker"})
+def _compose_ps(argv: list[str]) -> bool:
+    """``docker compose [-f FILE] ps`` / ``docker-compose ps`` (running containers only: no ``-a``)."""
+    if not argv or "-a" in argv or "--all" in argv:
+        return False
+    if argv[0].endswith("docker-compose"):
+        return "ps" in argv[1:]
+    return argv[0].endswith("docker") and "compose" in argv and "ps" in argv[argv.index("compose"):]
+
+
+def _compose_rows(output: str) -> list[str]:
+    """The container rows of a ``docker compose ps`` table (its header and warnings left out)."""
+    return [ln for ln in output.splitlines() if ln.strip() and not ln.lstrip().startswith(("NAME", "time=", "WARN"))
+            and "level=warning" not in ln]
+
+
 _BIND_SECONDS = 10.0
 """A server that is not listening this long after its launch is not merely starting (GPU kinds aside)."""
 _SLEEP = re.compile(r"(?:^|[;&|(]\s*)sleep\s+(\d+(?:\.\d+)?)\b")
@@ -955,6 +988,13 @@ def _detached(cmd: SimpleCommand, launch: Launch) -> bool:
         return True
     return any(a in ("-d", "--detach") or (a.startswith("-") and not a.startswith("--") and "d" in a[1:])
                for a in cmd.effective_argv[1:8])
+
+
+def _detached_up(argv: list[str]) -> bool:
+    """``docker compose up -d`` / ``--detach`` (also bundled short flags, ``-d`` after ``up``)."""
+    after = argv[argv.index("up") + 1:] if "up" in argv else []
+    return any(a in ("-d", "--detach") or (a.startswith("-") and not a.startswith("--") and "d" in a[1:])
+               for a in after)
 
 
 def _one_unit_each(cmd: SimpleCommand) -> list[SimpleCommand]:

@@ -133,24 +133,26 @@ def print_report(sc: Score, seconds: float, rule: str | None, file_part: str | N
     def keep(r: str) -> bool:
         return rule is None or r == rule
 
-    fps = [(fs, sorted((f for f in fs.false if keep(f.rule)), key=lambda f: f.line or 0)) for fs in files]
-    fps = [(fs, found) for fs, found in fps if found]
-    if fps:
-        print(f"\nfalse positives ({sum(len(found) for _, found in fps)}):")
-        for fs, found in fps:
-            print(f"  {fs.labels.file} ({len(found)})")
-            for f in found:
-                print(_clip(f"{f'L{f.line}' if f.line is not None else f.where:>6} {f.rule}: {f.message}",
-                            width, verbose, "    "))
-    misses = [(fs, [m for m in fs.missed if keep(m.rule)]) for fs in files]
-    misses = [(fs, missed) for fs, missed in misses if missed]
-    if misses:
-        print(f"\nmisses ({sum(len(missed) for _, missed in misses)}):")
-        for fs, missed in misses:
-            print(f"  {fs.labels.file} ({len(missed)})")
-            for m in missed:
-                print(_clip(f"{f'L{m.line}' if m.line else m.ref or '?':>6} {m.rule}: {m.note}",
-                            width, verbose, "    "))
+    fps = [(fs.labels.file, [(f.line, f.where, f.rule, f.message)
+                             for f in sorted((f for f in fs.false if keep(f.rule)), key=lambda f: f.line or 0)])
+           for fs in files]
+    _listing("false positives", fps, width, verbose)
+    misses = [(fs.labels.file, [(m.line, m.ref or "?", m.rule, m.note) for m in fs.missed if keep(m.rule)])
+              for fs in files]
+    _listing("misses", misses, width, verbose)
+
+
+def _listing(title: str, groups: list[tuple[str, list[tuple[int | None, str, str, str]]]], width: int,
+             verbose: bool) -> None:
+    """One block of the report: per file, one line per finding or label (line, rule, text)."""
+    groups = [(file, rows) for file, rows in groups if rows]
+    if not groups:
+        return
+    print(f"\n{title} ({sum(len(rows) for _, rows in groups)}):")
+    for file, rows in groups:
+        print(f"  {file} ({len(rows)})")
+        for line, where, rule, text in rows:
+            print(_clip(f"{f'L{line}' if line else where:>6} {rule}: {text}", width, verbose, "    "))
 
 
 def as_json(sc: Score, seconds: float) -> dict[str, Any]:

@@ -45,6 +45,7 @@ from analyzer.ingest.base import (
     IngestError,
     SessionBuilder,
     describe_bad_line,
+    dumps_text,
     first_json_line,
     open_regular,
     parse_ts,
@@ -347,10 +348,10 @@ def load(path: Path) -> Session:
             continue
         try:
             clock = clock + float(ev[0]) if relative else float(ev[0])
-            code, data = ev[1], ev[2] if isinstance(ev[2], str) else orjson.dumps(ev[2]).decode()
-        except (OverflowError, orjson.JSONEncodeError) as exc:  # a 400-digit time, data nested 300 deep
+        except OverflowError as exc:  # a 400-digit time
             b.diag(Level.error, f"event unreadable ({exc}); skipped", line)
             continue
+        code, data = ev[1], ev[2] if isinstance(ev[2], str) else dumps_text(ev[2])
         at = _Mark(line, clock)
         if code == "o":
             cast.output(data, at)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import gc
+import json
 import os
 import re
 import shlex
@@ -145,6 +146,8 @@ class SessionBuilder:
                     if cut:
                         self.diag(Level.warning, f"{name} nested over {MAX_DEPTH} levels: the deeper part is "
                                   "replaced by a marker", ev.line, ev.source)
+        self.diagnostics = [d if _is_utf8(d.message) else d.model_copy(update={"message": scrub_text(d.message)})
+                            for d in self.diagnostics]  # messages quote the log's own values
         for fields in [self.session, *(part.session for part in self.parts)]:
             for key, value in fields.items():
                 if key in _TEXT_FIELDS and value is not None and not isinstance(value, str):
@@ -273,6 +276,16 @@ def _clean_tree(value: Any, room: int) -> tuple[Any, bool]:
     return (items if changed else value), cut
 
 
+def dumps_text(value: Any) -> str:
+    """A parsed JSON value as compact JSON text, for a field a format stores as an object where
+    the session keeps text. Never raises: lone surrogates and nesting orjson cannot dump (past
+    255 levels) are scrubbed and cut as in ``SessionBuilder.build``."""
+    try:
+        return orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:
+        return orjson.dumps(_clean_tree(value, MAX_DEPTH)[0], default=str).decode()
+
+
 BOM = b"\xef\xbb\xbf"
 
 
@@ -373,6 +386,12 @@ def iter_jsonl(
             try:
                 value = orjson.loads(raw)
             except orjson.JSONDecodeError as exc:
+                if "surrogate" in str(exc) and (value := _loads_lone_surrogates(raw)) is not None:
+                    flush_binary()
+                    builder.diag(Level.warning, "lone UTF-16 surrogate escape (\\ud800-\\udfff) read as U+FFFD",
+                                 lineno, file)
+                    yield Record(lineno, value)
+                    continue
                 reason = describe_bad_line(raw, exc, at_eof=not raw.endswith(b"\n"))
                 if reason.startswith("binary data"):
                     if binary_run:
@@ -396,6 +415,15 @@ def iter_jsonl(
             flush_binary()
             yield Record(lineno, value)
     flush_binary()
+
+
+def _loads_lone_surrogates(raw: bytes) -> Any:
+    """A line orjson refuses only for a lone surrogate escape (``"\\ud800"``), read by the stdlib
+    parser, which accepts them (``SessionBuilder.build`` replaces them); None if it is no JSON."""
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
 
 
 def _looks_binary(raw: bytes) -> bool:

@@ -37,6 +37,7 @@ import orjson
 from analyzer.events import AssistantEvent, Level, Session, SystemEvent, ToolEvent, UserEvent
 from analyzer.ingest.base import (
     SessionBuilder,
+    dumps_text,
     first_json_line,
     iter_jsonl,
     kind_of,
@@ -46,6 +47,7 @@ from analyzer.ingest.base import (
 )
 from analyzer.ingest.chat import (
     as_dict,
+    as_list,
     complete_items,
     json_prefix,
     load_document,
@@ -203,6 +205,8 @@ class _Chat:
 
 def _message_events(b: SessionBuilder, line: int, msg: dict[str, Any]) -> None:
     kind = msg.get("type")
+    if isinstance(kind, list | dict):  # unhashable: it must not reach a set lookup; an unknown type
+        kind = repr(kind)[:40]
     ts = parse_ts(msg.get("timestamp"))
     common: dict[str, Any] = {"line": line, "ref": str(msg.get("id")), "ts": ts}
     content = msg.get("content")
@@ -214,11 +218,11 @@ def _message_events(b: SessionBuilder, line: int, msg: dict[str, Any]) -> None:
         if model and "model" not in b.session:
             b.session["model"] = model
         thoughts = [f"{t.get('subject', '')}: {t.get('description', '')}".strip(": ")
-                    for t in msg.get("thoughts") or [] if isinstance(t, dict)]
+                    for t in as_list(msg.get("thoughts")) if isinstance(t, dict)]
         text = text_of(content)
         if text or thoughts:
             b.add(AssistantEvent(text=text, thinking="\n".join(thoughts) or None, model=model, **common))
-        for tc in msg.get("toolCalls") or []:
+        for tc in as_list(msg.get("toolCalls")):
             if not isinstance(tc, dict) or not tc.get("name"):
                 b.diag(Level.warning, "tool call without a name; skipped", line)
                 continue
@@ -248,7 +252,7 @@ def _response_text(result: Any) -> tuple[str | None, bool]:
                 texts.append(text_of(body["error"]))
                 error = True
             elif body is not None:
-                texts.append(orjson.dumps(body).decode())
+                texts.append(dumps_text(body))
         else:
             texts.append(text_of(part))
     return "\n".join(t for t in texts if t), error

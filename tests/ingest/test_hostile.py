@@ -160,6 +160,18 @@ def test_lone_surrogates_become_replacement_characters(tmp_path: Path) -> None:
     assert result.exit_code in (0, 1) and json.loads(result.stdout)["sessions"][0]["session_id"] == "id\ufffd"
 
 
+def test_a_jsonl_line_with_a_lone_surrogate_escape_is_read_not_lost(tmp_path: Path) -> None:
+    records = claude_records()
+    line = next(n for n, r in enumerate(records, 1)
+                if isinstance(r.get("message"), dict) and isinstance(r["message"].get("content"), str))  # type: ignore[union-attr]
+    records[line - 1]["message"]["content"] += " \ud800"  # type: ignore[index]
+    s = load(write_jsonl(tmp_path / "s.jsonl", records))
+    assert errors(s) == [("warning", line, "lone UTF-16 surrogate escape (\\ud800-\\udfff) read as U+FFFD")]
+    assert [e.ref for e in s.events] == [e.ref for e in load(CLAUDE).events]
+    assert any(getattr(e, "text", "").endswith(" \ufffd") for e in s.events)
+    renders(s)
+
+
 SINGLE_FILES = [
     *sorted(p for p in FIXTURES.glob("*/*") if p.is_file() and p.name != "README.md" and p.parent.name != "seeds"),
     FIXTURES / "seeds" / "000-kill-after-ready.session.yaml",

@@ -63,6 +63,8 @@ class OverBroadKill(Rule):
             instance = None
             # the output shows later commands ran: the shell evidently survived its own pattern
             observed_ran = any(isinstance(f, ModelDisagreement) and f.instance is None for f in world.facts_at(event))
+            shown_ran = any(isinstance(f, ModelDisagreement) and f.instance is None and f.shown_by_output
+                            for f in world.facts_at(event))
             for k in kills:
                 for v in k.victims:
                     if v.role == "shell" and observed_ran:
@@ -73,7 +75,7 @@ class OverBroadKill(Rule):
                         reasons.append({"kill": k.text, "victim": v.label, "why": v.reason})
                         if clause not in clauses and not any(c.startswith(_ROLE_NAMES[v.role]) for c in clauses):
                             clauses.append(clause)
-                if k.also_matches_relaunch and (not observed_ran or _beyond_restart(world, k)):
+                if k.also_matches_relaunch and (not shown_ran or _beyond_restart(world, k)):
                     clauses.append(f"the relaunch after it ({_why(k)} matches it)")
                     reasons.append({"kill": k.text, "victim": "the relaunch in the same command",
                                     "why": f"the pattern {k.pattern!r} matches the relaunched server's command line"})

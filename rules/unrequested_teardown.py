@@ -84,6 +84,8 @@ class UnrequestedTeardown(Rule):
             before = [v for v in kill.victims if v.instance and world.instances[v.instance].owner == "before"]
             if not before or any(i.action in ("stop", "restart") for i in world.instructions_in_force(kill.event)):
                 continue
+            if not world.user_messages_between(-1, kill.event):
+                continue  # the log holds no request at all (a `claude -p` stream): what was asked is unknown
             names = [world.instances[v.instance].name for v in before if v.instance]
             yield self.finding(
                 world, anchor=kill.event, instance=before[0].instance,

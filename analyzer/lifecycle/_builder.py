@@ -13,7 +13,7 @@ from bisect import bisect_left
 from pathlib import PurePosixPath
 
 from analyzer.events import AssistantEvent, Event, SystemEvent, ToolEvent, UserEvent
-from analyzer.lifecycle.catalog import Catalog
+from analyzer.lifecycle.catalog import Catalog, flag_value
 from analyzer.lifecycle.facts import (
     Correction,
     Failure,
@@ -685,13 +685,15 @@ class Builder:
             # …and so is a status other than the signal's when the kill was the last command
             survived = not later and ev.exit_code is not None and stopper.expected_exit is not None \
                 and ev.exit_code != stopper.expected_exit
-            if (later and (_observed_ran(later, output, dead) or ev.exit_code == 0)) or survived:
+            shown = bool(later) and _observed_ran(later, output, dead)
+            if shown or (later and ev.exit_code == 0) or survived:
                 model_wrong = True
                 di = self.w._add(ModelDisagreement(
                     event=ev.index,
                     predicted=f"`{' '.join(stopper.command.argv)}` hits its own shell, so the commands "
                               "after it never run",
-                    observed="the output shows commands after it ran",
+                    observed="the output shows commands after it ran" if shown else f"the command exited {ev.exit_code}",
+                    shown_by_output=shown,
                     detail="the process model predicted a self-kill, but the output shows later commands "
                            "ran; the observed outcome is used"))
                 self.w.notes.append(f"event {ev.index}: {self.w.facts[di].detail}")
@@ -1036,6 +1038,10 @@ def _observed_ran(later: list[SimpleCommand], output: str, dead: list[DeadJob]) 
             return True
         if c.name in ("echo", "printf") and len(c.argv) > 1:
             literal = re.split(r"\$", " ".join(c.argv[1:]))[0].strip()
+            if len(literal) >= 3 and literal in output:
+                return True
+        if c.name == "curl" and (fmt := flag_value(c.argv[1:], ["-w", "--write-out"])):
+            literal = fmt.split("%", 1)[0].strip()  # `-w "server: %{http_code}"` prints "server: "
             if len(literal) >= 3 and literal in output:
                 return True
     return False

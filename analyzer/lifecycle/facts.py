@@ -160,6 +160,9 @@ class ModelDisagreement(_Fact):
     kind: Literal["disagreement"] = "disagreement"
     predicted: str
     observed: str
+    shown_by_output: bool = False
+    """The output itself shows what happened (a later command's printed text), not only the exit
+    status (which a kill of a backgrounded subshell leaves 0)."""
 
 
 Fact = Annotated[

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from analyzer.ingest import FORMATS, IngestError, detect, opencode, openhands
+from analyzer.ingest.base import open_regular
 
 _SKIP_DIRS = frozenset({
     ".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox",
@@ -118,7 +119,7 @@ def _database_sessions(path: Path, given: Path) -> Iterator[Found]:
 
 def _is_database(path: Path) -> bool:
     try:
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:  # a FIFO named *.db must not block the walk
             return fh.read(len(opencode.SQLITE_MAGIC)) == opencode.SQLITE_MAGIC
     except OSError:
         return False

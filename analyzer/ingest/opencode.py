@@ -329,6 +329,8 @@ class _DbStore:
         out = []
         for row in rows:
             r = dict(row)
+            if not isinstance(r.get("id"), str) or not r["id"]:
+                continue  # a NULL or numeric id names no session (messages refer to sessions by text id)
             info: dict[str, Any] = {}
             if isinstance(r.get("data"), str | bytes):  # a layout that kept the whole info as JSON
                 try:

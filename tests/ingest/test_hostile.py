@@ -17,8 +17,9 @@ from click.testing import CliRunner
 
 from analyzer.cli import main
 from analyzer.events import Level, Session, ToolEvent
-from analyzer.ingest import IngestError, detect, load
+from analyzer.ingest import IngestError, detect, load, opencode
 from analyzer.ingest.base import DEEP_MARKER, MAX_DEPTH
+from analyzer.ingest.discover import discover_sessions
 from analyzer.pipeline import analyze
 from analyzer.report import json_doc
 from analyzer.report.html import render_html
@@ -284,6 +285,8 @@ def test_opencode_db_null_ids(tmp_path: Path) -> None:
     con.close()
     s = load(db)
     assert s.session_id == MAIN and s.events
+    assert [r.id for r in opencode.list_sessions(db)] == [MAIN]  # batch lists it without the NULL row
+    assert [f.member for f in discover_sessions([tmp_path])] == [MAIN]
 
 
 def test_opencode_storage_message_id_longer_than_a_file_name(tmp_path: Path) -> None:

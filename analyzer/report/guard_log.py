@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from analyzer.events import Diagnostic, Level, Session, ToolEvent
-from analyzer.ingest.base import SessionBuilder, as_id, iter_jsonl, parse_ts
+from analyzer.ingest.base import SessionBuilder, as_id, iter_jsonl, open_regular, parse_ts
 from analyzer.report._clean import Cleaner
 
 VERDICTS = ("allow", "warn", "ask", "deny")
@@ -63,6 +63,7 @@ class GuardLog:
 def read_guard_log(path: Path, session: Session) -> GuardLog:
     """The decisions in ``path`` that belong to ``session``: same session id, else (either side
     has none) the same transcript path. Raises ``OSError`` only when the file cannot be opened."""
+    open_regular(path).close()  # a missing or unreadable log is the caller's error, not a diagnostic
     builder = SessionBuilder(path=path, format="guard-log")
     log = GuardLog(path=str(path))
     here = _resolved(session.path)

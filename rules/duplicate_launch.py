@@ -14,7 +14,12 @@ class DuplicateLaunch(Rule):
 
     What it does:
         Finds launches on a host and port (or systemd unit, container) where an earlier launch is
-        still starting or ready and nothing stopped it in between.
+        still starting or ready and nothing stopped it in between. Declarative tools reconcile:
+        ``systemctl start`` of an active unit and ``docker compose up`` of a running stack are not
+        launched twice; a compose ``up`` collides only while an earlier ``up`` of it still runs
+        (a background task that has not ended), and each such ``up`` is reported once. Not a
+        duplicate: a retry after the earlier launch visibly failed, ended with its tool call or
+        task, or stopped answering on its port; two scripts that only share a kind's default port.
 
     Why is this bad:
         The duplicate cannot bind the port or get the GPUs: it dies at once (``Killed``,
@@ -23,7 +28,8 @@ class DuplicateLaunch(Rule):
 
     Known false positives:
         Launches whose port the analyzer could not see (a ``$PORT`` variable, a config file) are
-        keyed by host and kind and may look alike when they are not.
+        keyed by host and kind and may look alike when they are not. A background ``up`` whose end
+        the log never shows (no notification, no ``docker compose ps``) is believed still running.
 
     How to avoid it:
         Probe the port (``curl -sf host:port/health``) before launching; stop the old one first if

@@ -127,7 +127,6 @@ def _about(world: World, failure: Failure, text: str) -> bool:
     kind, unit or container, or a server in general words."""
     assert failure.instance is not None
     inst = world.instances[failure.instance]
-    names = {w.lower() for w in re.findall(r"[A-Za-z][\w.-]{3,}", " ".join(
-        filter(None, (inst.label, inst.server, inst.unit, inst.container))))} - {"server", "systemd"}
+    names = inst.name_words
     low = text.lower()
     return bool((inst.port and str(inst.port) in text) or any(n in low for n in names) or _SERVER_WORDS.search(text))

@@ -112,7 +112,6 @@ class Builder:
         self.recent.append(inst)
 
     def instance(self, launch: Launch) -> str:
-        script = self.script_of(launch)
         if launch.port is not None:
             key = f"{launch.host}:{launch.port}"
         elif launch.unit:
@@ -121,7 +120,7 @@ class Builder:
             key = f"{launch.host}/container:{launch.container}"
         elif launch.task_id:
             key = f"task:{launch.task_id}"
-        elif script:
+        elif script := self.script_of(launch):
             key = f"{launch.host}/{launch.server}:{script}"  # `node a.js` and `node b.js` are two servers
         else:
             key = f"{launch.host}/{launch.server}"
@@ -988,15 +987,18 @@ def _detached(cmd: SimpleCommand, launch: Launch) -> bool:
     """systemctl returns while the unit runs on; docker run -d / compose up -d return at once."""
     if launch.server == "systemd":
         return True
-    return any(a in ("-d", "--detach") or (a.startswith("-") and not a.startswith("--") and "d" in a[1:])
-               for a in cmd.effective_argv[1:8])
+    return _detach_flag(cmd.effective_argv[1:8])
 
 
 def _detached_up(argv: list[str]) -> bool:
-    """``docker compose up -d`` / ``--detach`` (also bundled short flags, ``-d`` after ``up``)."""
-    after = argv[argv.index("up") + 1:] if "up" in argv else []
+    """``docker compose up -d`` / ``--detach`` (``-d`` after ``up``)."""
+    return _detach_flag(argv[argv.index("up") + 1:] if "up" in argv else [])
+
+
+def _detach_flag(words: list[str]) -> bool:
+    """``-d``, ``--detach`` or a bundle of short flags holding ``d`` (``-itd``)."""
     return any(a in ("-d", "--detach") or (a.startswith("-") and not a.startswith("--") and "d" in a[1:])
-               for a in after)
+               for a in words)
 
 
 def _one_unit_each(cmd: SimpleCommand) -> list[SimpleCommand]:

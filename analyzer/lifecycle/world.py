@@ -73,6 +73,13 @@ class Instance(BaseModel):
         where = f"{self.host}:{self.port}" if self.port else self.host
         return f"{self.label} on {where}"
 
+    @property
+    def name_words(self) -> set[str]:
+        """Lower-case words (4+ letters) of its label, kind, unit and container that a message
+        naming it would use ("streamlit", "worker.service"); not the generic "server"."""
+        return {w.lower() for w in re.findall(r"[A-Za-z][\w.-]{3,}", " ".join(
+            filter(None, (self.label, self.server, self.unit, self.container))))} - {"server", "systemd"}
+
     def state_at(self, event: int, inclusive: bool = True) -> State:
         # the history is appended in timeline order, so the changes before ``event`` are a prefix
         history = self.history
@@ -324,8 +331,7 @@ class World:
         words ("the app", "the page", "localhost"). A user who moves on to another task has not
         taken a server in hand."""
         inst = self.instances[instance]
-        names = {w.lower() for w in re.findall(r"[A-Za-z][\w.-]{3,}", " ".join(
-            filter(None, (inst.label, inst.server, inst.unit, inst.container))))} - {"server", "systemd"}
+        names = inst.name_words
         for msg in self.user_messages_between(start, end):
             low = msg.text.lower()
             if (inst.port and re.search(rf"(?<!\d){inst.port}(?!\d)", msg.text)) or _SERVER_TALK.search(low) \

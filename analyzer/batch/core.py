@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from analyzer.batch.cache import Cache
-from analyzer.batch.index import render_index, templates_dir
+from analyzer.batch.index import render_index
 from analyzer.batch.job import Job, JobOptions, SessionResult, html_available, register_engine, warm_up
 from analyzer.batch.names import safe_name
 from analyzer.batch.outputs import write_atomic, write_outputs
@@ -29,6 +29,7 @@ from analyzer.config import Config
 from analyzer.ingest.discover import Found, discover_sessions
 from analyzer.ingest.remote import Listing, RemoteError, RemoteFound, discover_remote, is_url
 from analyzer.pipeline import Analyzer
+from analyzer.report._env import reports_dir
 
 if TYPE_CHECKING:
     from analyzer.batch.dask_runner import DaskCluster
@@ -251,7 +252,7 @@ def _run(options: BatchOptions, progress: Progress | None, cluster: DaskCluster 
         rules_dirs=tuple(options.rules_dirs), out=str(out), reports=reports, redact=options.redact,
     )
     register_engine(job_options, engine)
-    fp = fingerprint(engine, templates_dir(), {"select": job_options.select, "ignore": job_options.ignore,
+    fp = fingerprint(engine, reports_dir(), {"select": job_options.select, "ignore": job_options.ignore,
                                                "rules_dirs": job_options.rules_dirs})
     cache = Cache.load(out, fp)
     listing = Listing()

@@ -3,46 +3,19 @@ over time, from ``reports/index.html.j2`` (autoescaped, self-contained, CSP by h
 
 from __future__ import annotations
 
-import base64
-import hashlib
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
-
-import jinja2
 
 from analyzer import __version__
 from analyzer.batch.chart import build_chart
 from analyzer.batch.job import SessionResult
 from analyzer.batch.results import SEVERITIES, BatchRun, short_error, when
+from analyzer.report._env import environment
+from analyzer.report._when import duration
 from analyzer.report.redact import Redactor
 
 TEMPLATE = "index.html.j2"
-
-
-def templates_dir() -> Path:
-    """The report templates: inside the installed package, else the source tree's ``reports/``."""
-    here = Path(__file__).resolve().parent.parent
-    packaged = here / "_data" / "reports"
-    return packaged if (packaged / TEMPLATE).is_file() else here.parent / "reports"
-
-
-def csp_hash(text: object) -> str:
-    """``sha256-…`` of an inline ``<style>``/``<script>`` body, for the Content-Security-Policy."""
-    digest = hashlib.sha256(str(text).encode("utf-8")).digest()
-    return "sha256-" + base64.b64encode(digest).decode("ascii")
-
-
-def duration(seconds: float | None) -> str:
-    if seconds is None:
-        return ""
-    s = round(seconds)
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m {s % 60:02d}s"
-    return f"{s // 3600}h {s % 3600 // 60:02d}m"
 
 
 def _row(r: SessionResult, name: str, error_id: int | None, redact: Redactor) -> dict[str, Any]:
@@ -58,7 +31,7 @@ def _row(r: SessionResult, name: str, error_id: int | None, redact: Redactor) ->
         "date_sort": date.astimezone(UTC).isoformat() if date else "",
         "agent": r.agent or "",
         "format": r.format or "",
-        "duration": duration(secs),
+        "duration": "" if secs is None else duration(secs),
         "duration_sort": "" if secs is None else f"{secs:.0f}",
         "events": r.events,
         "counts": counts,
@@ -67,17 +40,6 @@ def _row(r: SessionResult, name: str, error_id: int | None, redact: Redactor) ->
         "error": redact(short_error(r)) if r.error else None,
         "error_id": error_id,
     }
-
-
-def environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(templates_dir())),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-    )
-    env.filters["csp_hash"] = csp_hash
-    return env
 
 
 def render_index(run: BatchRun, roots: list[str]) -> str:

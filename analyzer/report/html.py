@@ -19,13 +19,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import jinja2
-
 from analyzer import __version__
 from analyzer.lifecycle.facts import ModelDisagreement
 from analyzer.lifecycle.world import World
 from analyzer.pipeline import Analysis
 from analyzer.report._clean import Cleaner, Seg, with_code
+from analyzer.report._env import environment
 from analyzer.report._evidence import Excerpt, excerpt, where_of
 from analyzer.report._impact import Impact, impacts
 from analyzer.report._summary import Context, resolve, sentence
@@ -34,34 +33,12 @@ from analyzer.report._swimlane import build as build_swimlane
 from analyzer.report._timeline import Badge, Row, rows
 from analyzer.report._when import Times
 from analyzer.report.guard_log import GuardLog, attach, badge, summarize
-from analyzer.report.terminal import reveal_bidi
 from analyzer.rules.api import Finding, Rule, severity_rank
 from analyzer.rules.loader import LoadedRule, load_rules
 
 TEMPLATE = "report.html.j2"
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; "
        "base-uri 'none'; form-action 'none'")
-
-
-def builtin_reports_dir() -> Path:
-    """The built-in templates: inside the installed package, else the source tree's ``reports/``."""
-    here = Path(__file__).resolve().parent.parent
-    packaged = here / "_data" / "reports"
-    return packaged if packaged.is_dir() else here.parent / "reports"
-
-
-@cache
-def environment(templates: Path | None = None) -> jinja2.Environment:
-    """Templates from ``templates`` first (a user's overrides, by name), then the built-in ones."""
-    loaders: list[jinja2.BaseLoader] = []
-    if templates is not None:
-        loaders.append(jinja2.FileSystemLoader(str(templates)))
-    loaders.append(jinja2.FileSystemLoader(str(builtin_reports_dir())))
-    env = jinja2.Environment(loader=jinja2.ChoiceLoader(loaders), autoescape=True, trim_blocks=True,
-                             lstrip_blocks=True, undefined=jinja2.StrictUndefined,
-                             finalize=reveal_bidi)  # bidi overrides shown, not obeyed
-    env.filters["thousands"] = lambda n: f"{n:,}"
-    return env
 
 
 @cache

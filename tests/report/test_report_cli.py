@@ -12,7 +12,8 @@ from analyzer.cli import main
 from analyzer.ingest import IngestError, load
 from analyzer.ingest.discover import discover
 from analyzer.pipeline import Analyzer
-from analyzer.report.html import builtin_reports_dir, render_html
+from analyzer.report._env import reports_dir
+from analyzer.report.html import render_html
 from tests.report.htmlcheck import parse
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -127,7 +128,7 @@ def test_command_is_registered() -> None:
 
 
 def test_builtin_templates_are_found() -> None:
-    assert (builtin_reports_dir() / "report.html.j2").is_file()
+    assert (reports_dir() / "report.html.j2").is_file()
 
 
 @pytest.mark.corpus

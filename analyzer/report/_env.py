@@ -1,0 +1,47 @@
+"""The one Jinja environment every HTML page is rendered with (a report, the batch index).
+
+One place for the template folder lookup, the escaping policy and the filters, so that a page
+rendered by ``report`` and one rendered by ``batch`` follow the same rules, and so that a cache
+of compiled templates (one per process) has a single home.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from functools import cache
+from pathlib import Path
+
+import jinja2
+
+from analyzer.report.terminal import reveal_bidi
+
+
+def reports_dir() -> Path:
+    """The built-in templates: inside the installed package, else the source tree's ``reports/``."""
+    here = Path(__file__).resolve().parent.parent
+    packaged = here / "_data" / "reports"
+    return packaged if packaged.is_dir() else here.parent / "reports"
+
+
+def csp_hash(text: object) -> str:
+    """``sha256-…`` of an inline ``<style>``/``<script>`` body, for the Content-Security-Policy."""
+    digest = hashlib.sha256(str(text).encode("utf-8")).digest()
+    return "sha256-" + base64.b64encode(digest).decode("ascii")
+
+
+@cache
+def environment(templates: Path | None = None) -> jinja2.Environment:
+    """The environment (built once per process, per override folder): templates from ``templates``
+    first (a user's overrides, by name), then the built-in ones. Autoescape on and undefined names
+    are errors; text from a log never reaches a template marked safe."""
+    loaders: list[jinja2.BaseLoader] = []
+    if templates is not None:
+        loaders.append(jinja2.FileSystemLoader(str(templates)))
+    loaders.append(jinja2.FileSystemLoader(str(reports_dir())))
+    env = jinja2.Environment(loader=jinja2.ChoiceLoader(loaders), autoescape=True, trim_blocks=True,
+                             lstrip_blocks=True, undefined=jinja2.StrictUndefined,
+                             finalize=reveal_bidi)  # bidi overrides shown, not obeyed
+    env.filters["thousands"] = lambda n: f"{n:,}"
+    env.filters["csp_hash"] = csp_hash
+    return env

@@ -13,6 +13,7 @@ import importlib
 import click
 
 from analyzer import __version__
+from analyzer.cli._exit import EXIT_CRASH, EXIT_TABLE
 
 COMMANDS: dict[str, tuple[str, str]] = {
     # name: (module, one-line help shown in `analyzer --help`)
@@ -29,9 +30,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-EXIT_CRASH = 3
-"""An internal error (a bug, not the input): distinct from 1 "findings found" and 2 "usage or
-unreadable input", so CI never reads a traceback as a verdict."""
 
 
 class LazyGroup(click.Group):
@@ -64,13 +62,11 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_TABLE)
 @click.version_option(__version__, prog_name="analyzer")
 def main() -> None:
     """Read coding-agent session logs, rebuild what happened to every server they launched,
-    probed and killed, and point at the step that went wrong.
-
-    Exit status: 0 clean, 1 findings, 2 usage error or unreadable input, 3 internal error."""
+    probed and killed, and point at the step that went wrong."""
     # The process ends with the command: the cycle collector's last pass over every object at
     # shutdown (spaCy's vocabulary, every model class, the kept results) only frees memory the
     # process is about to give back: 0.2-0.3 s after a large session. Objects are still released

@@ -8,10 +8,9 @@ from typing import NoReturn
 
 import click
 
+from analyzer.cli._exit import EXIT_USAGE
 from analyzer.events import Session
 from analyzer.ingest import IngestError, load
-
-EXIT_USAGE = 2
 
 
 def fail(message: str) -> NoReturn:
@@ -44,3 +43,16 @@ def echo_diagnostics(session: Session, limit: int = 20) -> None:
 
 def width() -> int:
     return max(60, shutil.get_terminal_size((100, 24)).columns)
+
+
+def use_colour(stream: object) -> bool:
+    """Colour for a terminal: not when piped or redirected, nor when ``NO_COLOR`` is set to
+    anything (no-color.org); ``FORCE_COLOR`` set forces it."""
+    import os
+
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())

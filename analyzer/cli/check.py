@@ -1,13 +1,15 @@
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
 
 import click
 import orjson
 
-from analyzer.cli import EXIT_CRASH
-from analyzer.cli._common import EXIT_USAGE, echo_diagnostics, fail
+from analyzer.cli._common import echo_diagnostics, fail, use_colour
+from analyzer.cli._defaults import default_paths
+from analyzer.cli._exit import EXIT_CRASH, EXIT_FINDINGS, EXIT_TABLE, EXIT_USAGE
 from analyzer.config import ConfigError, load_config
 from analyzer.events import SystemEvent
 from analyzer.ingest import IngestError, load_all
@@ -15,21 +17,36 @@ from analyzer.ingest.base import paused_gc
 from analyzer.ingest.discover import discover
 from analyzer.lifecycle.world import World
 from analyzer.pipeline import Analysis, Analyzer, partial_read
-from analyzer.report import json_doc, sarif, terminal, text
+from analyzer.report import github, json_doc, sarif, terminal, text
 from analyzer.rules.api import Severity
 from analyzer.rules.engine import BaselineError, SelectionError, apply_baseline, write_baseline
 
-EXIT_FINDINGS = 1
 
 def _split(values: tuple[str, ...]) -> list[str] | None:
     out = [v.strip() for item in values for v in item.split(",") if v.strip()]
     return out or None
 
 
-@click.command("check")
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text", show_default=True,
-              help="text: linter-style lines with evidence; json: the stable JSON document; sarif: SARIF 2.1.0.")
+_FORMATS = {
+    "text": "linter-style lines with evidence (coloured on a terminal, unless NO_COLOR is set)",
+    "json": "the stable JSON document",
+    "sarif": "SARIF 2.1.0 (GitHub code scanning)",
+    "github": "GitHub Actions workflow annotations (::error file=…,line=…::…)",
+}
+
+
+@click.command("check", epilog=EXIT_TABLE)
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(list(_FORMATS)), default="text", show_default=True,
+              help="; ".join(f"{k}: {v}" for k, v in _FORMATS.items()) + ".")
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write the report to this file instead of stdout (never coloured).")
+@click.option("-q", "--quiet", is_flag=True,
+              help="Findings only: no summary line, no warnings or log diagnostics (errors still go to stderr).")
+@click.option("--statistics", is_flag=True,
+              help="Print the number of findings per rule (text, or json with --format json) instead of the findings.")
+@click.option("--exit-zero", is_flag=True,
+              help="Exit 0 even when findings are reported; 2 and 3 still report errors.")
 @click.option("--select", multiple=True, metavar="RULES", help="Only these rules or groups (comma-separated).")
 @click.option("--ignore", multiple=True, metavar="RULES", help="Skip these rules or groups (comma-separated).")
 @click.option("--fail-on", type=click.Choice([s.value for s in Severity]), default=None,
@@ -41,53 +58,61 @@ def _split(values: tuple[str, ...]) -> list[str] | None:
               help="Hide findings recorded in this baseline file; report stale entries [default: config].")
 @click.option("--write-baseline", "write_baseline_to", type=click.Path(dir_okay=False), default=None,
               help="Record the current findings as accepted, then exit 0.")
-def command(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: tuple[str, ...],
-            fail_on: str | None, rules_dir: tuple[str, ...], config_path: str | None, baseline: str | None,
+def command(paths: tuple[str, ...], fmt: str, output_file: str | None, quiet: bool, statistics: bool,
+            exit_zero: bool, select: tuple[str, ...], ignore: tuple[str, ...], fail_on: str | None,
+            rules_dir: tuple[str, ...], config_path: str | None, baseline: str | None,
             write_baseline_to: str | None) -> None:
     """Analyze the sessions at PATHS (files or folders) and report coordination failures.
 
-    Exit status: 0 nothing at or above --fail-on, 1 findings, 2 usage error or no input readable
-    (a file most of whose records were lost counts as not readable: "read 1 of 87 records"),
-    3 internal error (the other files are still checked; json and sarif list it under errors).
+    Without PATHS, the agents' own session folders that exist on this machine are read
+    (~/.claude/projects, ~/.codex/sessions, opencode's and Gemini CLI's storage); stderr says which.
+
+    A file named in PATHS that cannot be read exits 2 even when the others were checked; a file
+    found in a folder that no format reads is listed under errors. A file most of whose records
+    were lost counts as not readable ("read 1 of 87 records") when it is all there is. Config
+    `exclude` skips files found in folders, never files named in PATHS.
     """
-    terminal.install(stdout=fmt == "text")  # transcript text must not drive the terminal
+    if statistics and fmt in ("sarif", "github"):
+        fail(f"--statistics prints text or json, not {fmt}")
+    out = Output(output_file, fmt)
+    terminal.install(stdout=not out.colour)  # transcript text must not drive the terminal
     try:
         config = load_config(Path(config_path) if config_path else None)
         analyzer = Analyzer(config, _split(select), _split(ignore), list(rules_dir))
     except (ConfigError, SelectionError) as exc:
         fail(str(exc))
-    for w in analyzer.warnings:  # once, not once per session
-        click.echo(f"analyzer: warning: {w}", err=True)
+    if not paths:
+        paths = tuple(default_paths("check"))
+    if not quiet:
+        for w in analyzer.warnings:  # once, not once per session
+            click.echo(f"analyzer: warning: {w}", err=True)
 
+    named = {Path(p) for p in paths if not Path(p).is_dir()}
     analyses: list[Analysis] = []
     errors: list[dict[str, str | int | None]] = []
     partial = 0  # analyses of sessions most of whose records were lost
-    crashed = False
+    crashed = unreadable_named = False
     for p in discover(paths):
-        if config.excluded(p):
+        if p not in named and config.excluded(p):  # a file named on the command line is meant
             continue
         # a session's objects are made and mostly dropped again (``_reported``) before the cycle
         # collector runs: it then scans what is kept, not the whole timeline and world
         try:
             with paused_gc():
-                checked = _check_file(p, analyzer, fmt, errors)
+                checked = _check_file(p, analyzer, fmt == "text" and not quiet, errors)
         except Exception as exc:  # a bug on one file: the rest is still checked; the exit says crash
             crashed = _crashed(p, exc, errors)
             continue
+        unreadable_named |= p in named and not checked
         for analysis, clean in checked:
             analyses.append(analysis)
             partial += not clean
     if not analyses:
-        if crashed:  # the document still says what broke
-            if fmt == "json":
-                click.echo(orjson.dumps(json_doc.document([], errors), option=orjson.OPT_INDENT_2).decode())
-            elif fmt == "sarif":
-                rules = [lr.cls for lr in analyzer.ruleset.rules.values()]
-                click.echo(orjson.dumps(sarif.document([], rules, errors), option=orjson.OPT_INDENT_2).decode())
-            sys.exit(EXIT_CRASH)
-        if not errors:
+        if fmt != "text":  # the document still says what broke
+            out.write(_document(fmt, [], errors, analyzer, statistics))
+        elif not errors:
             click.echo(f"analyzer: no session found under {', '.join(paths)}", err=True)
-        sys.exit(EXIT_USAGE)
+        sys.exit(EXIT_CRASH if crashed else EXIT_USAGE)
 
     stale = _apply_baseline(analyses, baseline or config.baseline, required=baseline is not None,
                             writing=write_baseline_to is not None)
@@ -96,24 +121,83 @@ def command(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: t
         click.echo(f"wrote {sum(len(a.findings) for a in analyses)} finding(s) to {write_baseline_to}", err=True)
         return
 
-    if fmt == "json":
-        click.echo(orjson.dumps(json_doc.document(analyses, errors), option=orjson.OPT_INDENT_2).decode())
-    elif fmt == "sarif":
-        rules = [lr.cls for lr in analyzer.ruleset.rules.values()]
-        click.echo(orjson.dumps(sarif.document(analyses, rules, errors), option=orjson.OPT_INDENT_2).decode())
+    if fmt == "text":
+        body = (_statistics_text(analyses, out.colour) if statistics else
+                text.render(analyses, skip_problems=set(analyzer.warnings) | _all_problems(analyses, quiet),
+                            colour=out.colour, summary=not quiet))
+        if partial and not quiet:  # the summary's "no findings" would read as a clean result
+            body += f"\n{partial} of {len(analyses)} session(s) only partly read: what was lost was not checked"
+        out.write(body)
     else:
-        click.echo(text.render(analyses, skip_problems=set(analyzer.warnings)))
-        if partial:  # the summary's "no findings" would read as a clean result
-            click.echo(f"{partial} of {len(analyses)} session(s) only partly read: what was lost was not checked")
+        out.write(_document(fmt, analyses, errors, analyzer, statistics))
     for s in stale:
         click.echo(f"analyzer: stale baseline entry: {s}", err=True)
     if crashed:
         sys.exit(EXIT_CRASH)
-    if partial == len(analyses):  # no input was read well enough for "no findings" to mean anything
+    if unreadable_named or partial == len(analyses):  # a named input, or every input, was not read
         sys.exit(EXIT_USAGE)
     threshold = Severity(fail_on or config.fail_on or "low").rank
-    if any(f.severity.rank >= threshold for a in analyses for f in a.findings):
+    if not exit_zero and any(f.severity.rank >= threshold for a in analyses for f in a.findings):
         sys.exit(EXIT_FINDINGS)
+
+
+class Output:
+    """Where the report goes: stdout (coloured on a terminal unless ``NO_COLOR``) or a file."""
+
+    def __init__(self, path: str | None, fmt: str) -> None:
+        self.path = Path(path) if path else None
+        self.colour = fmt == "text" and self.path is None and use_colour(sys.stdout)
+
+    def write(self, body: str) -> None:
+        """``body`` and a newline; nothing at all for an empty body (``--quiet`` and clean)."""
+        end = "\n" if body else ""
+        if self.path is None:
+            click.echo(body + end, color=self.colour, nl=False)
+            return
+        try:
+            self.path.write_text(body + end, "utf-8")
+        except OSError as exc:
+            fail(f"{self.path}: cannot write: {exc.strerror or exc}")
+
+
+def _all_problems(analyses: list[Analysis], quiet: bool) -> set[str]:
+    return {p for a in analyses for p in a.problems} if quiet else set()
+
+
+def _document(fmt: str, analyses: list[Analysis], errors: list[dict[str, str | int | None]],
+              analyzer: Analyzer, statistics: bool) -> str:
+    """The json, sarif or github output (``--statistics``: the per-rule counts as JSON)."""
+    if statistics:
+        return orjson.dumps(rule_counts(analyses), option=orjson.OPT_INDENT_2).decode()
+    if fmt == "github":
+        return github.render(analyses, errors)
+    if fmt == "sarif":
+        rules = [lr.cls for lr in analyzer.ruleset.rules.values()]
+        return orjson.dumps(sarif.document(analyses, rules, errors), option=orjson.OPT_INDENT_2).decode()
+    return orjson.dumps(json_doc.document(analyses, errors), option=orjson.OPT_INDENT_2).decode()
+
+
+def rule_counts(analyses: list[Analysis]) -> list[dict[str, str | int]]:
+    """Findings per rule, most first (then by severity and name): ``--statistics``."""
+    counts = Counter((f.rule, f.severity) for a in analyses for f in a.findings)
+    rows = sorted(counts.items(), key=lambda kv: (-kv[1], -kv[0][1].rank, kv[0][0]))
+    return [{"rule": rule, "severity": sev.value, "count": n} for (rule, sev), n in rows]
+
+
+def _statistics_text(analyses: list[Analysis], colour: bool) -> str:
+    rows = rule_counts(analyses)
+    if not rows:
+        return f"no findings in {len(analyses)} session(s)"
+    pad = max(len(str(r["count"])) for r in rows)
+    sev_pad = max(len(str(r["severity"])) for r in rows)
+    lines = []
+    for r in rows:
+        sev, rule = str(r["severity"]), str(r["rule"])
+        gap = " " * (sev_pad - len(sev))
+        if colour:
+            sev, rule = text.styled_severity(sev), text.styled_rule(rule)
+        lines.append(f"{r['count']:>{pad}}  {sev}{gap}  {rule}")
+    return "\n".join(lines)
 
 
 def _crashed(path: Path, exc: Exception, errors: list[dict[str, str | int | None]]) -> bool:
@@ -126,7 +210,7 @@ def _crashed(path: Path, exc: Exception, errors: list[dict[str, str | int | None
     return True
 
 
-def _check_file(path: Path, analyzer: Analyzer, fmt: str,
+def _check_file(path: Path, analyzer: Analyzer, diagnostics: bool,
                 errors: list[dict[str, str | int | None]]) -> list[tuple[Analysis, bool]]:
     """Load and analyze each session in one file: (analysis, read cleanly). A file nothing could be
     read from gives none (and an entry in ``errors``); a session most of whose records were lost is
@@ -141,7 +225,7 @@ def _check_file(path: Path, analyzer: Analyzer, fmt: str,
     for session in sessions:
         where = session.path if session.part is None else f"{session.path} (session {session.part})"
         lost = partial_read(session)
-        if fmt == "text":
+        if diagnostics:
             echo_diagnostics(session)
         if not session.events and any(d.level == "error" for d in session.diagnostics):
             errors.append({"path": session.path, "line": None, "message": "no readable record"})

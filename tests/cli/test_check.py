@@ -61,11 +61,11 @@ def test_unreadable_input_exits_2_naming_the_file(tmp_path: Path) -> None:
     assert result.stderr.startswith(f"analyzer: {bad}:1: not a session log in any known format")
 
 
-def test_one_unreadable_file_among_good_ones_is_reported_and_the_rest_checked(tmp_path: Path) -> None:
+def test_one_unreadable_named_file_among_good_ones_exits_2_and_the_rest_is_checked(tmp_path: Path) -> None:
     bad = tmp_path / "x.jsonl"
     bad.write_text("this is not a log\n", "utf-8")
     result = check("--format", "json", str(bad), S000)
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # like ruff: a file asked for and not read is an error, findings or not
     doc = json.loads(result.stdout)
     assert [s["path"] for s in doc["sessions"]] == [S000]
     assert doc["errors"][0]["path"] == str(bad)
@@ -323,7 +323,7 @@ def test_sarif_with_unreadable_input_and_bad_suppressions_still_validates(tmp_pa
     bad.write_text("this is not a log\n", "utf-8")
     path = session_with(tmp_path, "  # analyzer: ignore[kill-after-redy] staging")
     result = check("--format", "sarif", str(bad), path)
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # the named file that could not be read
     log = json.loads(result.stdout)
     jsonschema.Draft4Validator(schema, format_checker=jsonschema.FormatChecker()).validate(log)
     notes = log["runs"][0]["invocations"][0]["toolExecutionNotifications"]

@@ -1,6 +1,6 @@
 """Word lists, spaCy Matcher patterns and entity regexes for reading user messages about servers.
 
-Data only: ``language.py`` compiles these into one ``Matcher`` (cues), one ``PhraseMatcher``
+Data only: ``pipeline.py`` compiles these into one ``Matcher`` (cues), one ``PhraseMatcher``
 (server kinds) and a few regexes (ports, hosts, units). Everything is lowercase; the matchers
 compare on ``LOWER``. There is no lemmatizer in ``spacy.blank("en")``, so verb forms are listed.
 """
@@ -641,3 +641,34 @@ INLINE_LOG_TAIL: Final = re.compile(
     r"|Traceback \(most recent)"
 )
 QUOTED: Final = re.compile(r"\"[^\"\n]{1,200}\"|“[^”\n]{1,200}”")
+
+
+# --- word classes of the reader's context checks ---------------------------------------------------------
+BIND_ALL: Final = frozenset({"*", "\\*", "[::]", "0.0.0.0"})
+"""Bind-all addresses in ``host:port``: no host."""
+NOT_HOSTS: Final = frozenset({"http", "https", "tcp", "udp", "ws", "wss", "grpc", "redis", "postgres"})
+"""Schemes that look like the host part of ``host:port``."""
+CANNOT_REACH: Final = ("connect", "refused", "reach", "unreachable", "timeout", "timed", "502", "503", "504")
+"""Words of a failure to reach something: "it" after them means the server that did not answer."""
+DETERMINERS: Final = frozenset({"the", "a", "an", "my", "this", "that", "these", "those", "your", "our"})
+"""Determiners: "the crash" is a noun, "the server tests" a compound."""
+READY_FOR_OK: Final = frozenset({
+    "use", "requests", "traffic", "inference", "serving", "go", "roll", "accept", "serve", "connections",
+    "benchmarking", "benchmark", "testing", "queries",
+})
+"""``it's ready for traffic``: what a server can be ready for (not "ready for review")."""
+QUESTION_SUBJECTS: Final = frozenset({"you", "u", "we", "they", "i", "it", "the", "this", "that", "these",
+                                       "those", "anything", "everything", "sglang", "vllm", "ollama", "tgi"})
+"""Words after a question opener that make it a question ("do you…"); others make it an imperative."""
+BEFORE_IMPERATIVE: Final = IMPERATIVE_SKIP | AUXILIARIES | REQUEST_MODALS | {"do", "does"}
+"""Words that may stand before an imperative verb ("please", "can you", "do")."""
+KILLED_LEMMAS: Final = frozenset({"kill", "stop", "terminate", "shut", "take", "halt", "pkill"})
+"""``it got killed``, ``the server stopped``: said of a server, these mean it is down."""
+NEW_SUBJECTS: Final = frozenset({"it", "its", "i", "we", "you", "they", "the"})
+"""After "and", these start a new clause ("… and it responds fine")."""
+BARE_FOLLOWERS: Final = frozenset({
+    "and", "now", "yet", "again", "on", "at", "with", "fine", "already", "too", "finally", "though", "there",
+    "here", "ok", "okay", "thanks", "btw", "but", "so", "as", "after", "since", "for", "lol", "to", "from",
+    "in", "of", "when", "while", "because", "anymore", "either",
+})
+"""Words that may follow a subject-less state word ("up now", "down again", "refused from the api")."""

@@ -1,0 +1,70 @@
+"""Reads a user message for server-lifecycle evidence: readiness, instructions, corrections.
+
+``read_message("Restart sglang to serve on *:30001")`` says the user asks for a restart and that the
+restart names sglang and port 30001. The reader is rule-based: ``spacy.blank("en")`` (tokenizer only,
+never a downloaded model) plus one ``Matcher`` of cue phrases, one ``PhraseMatcher`` of server kinds
+and regexes for ports, hosts and units (``patterns``). A cue becomes an intent only after its
+context is checked: negation ("don't restart it" is ``hold``), questions ("is it up?" is
+``question``), the subject ("I'm ready" is not server readiness), the object ("restart the test
+suite" is no server) and conditions ("if it crashes, restart it": the crash is no state).
+
+Limits, on purpose:
+
+- Text the user pasted is not read: fenced code blocks, harness blocks (``<task-notification>``…),
+  machine-looking lines (timestamps, log levels, tracebacks, prompts, tables, JSON), runs of two or
+  more code-looking or indented lines, lines a server prints when it is up ("Application startup
+  complete"), the tail of a prose line from an inline log marker (``ERROR:``, a timestamp) on, and
+  double-quoted strings. A single unfenced code line inside prose is still read. Each skipped part
+  is listed in ``MessageReading.skipped``.
+- Messages longer than ``MAX_ANALYSED_CHARS`` are read at the head and the tail only (instructions
+  come first or last); ``truncated`` says so. Entities in the unread middle are not reported.
+- Sentences are split on punctuation and newlines, clauses on commas, conjunctions and
+  conditionals. There is no parser: a subject or object is found by scanning a few words.
+- Pronouns are resolved one way only: an instruction about ``it``/``them`` is dropped when the
+  clause just before it, in the same sentence, names something that is not a server and no
+  server ("the notebook kernel died, can you restart it?"). Across sentences ``it`` is taken as a
+  server.
+
+The package, in reading order: ``pastes`` (what is skipped), ``pipeline`` (the blank spaCy
+tokenizer and matchers over the ``patterns`` data), ``entities`` and ``words`` (ports, hosts,
+kinds, units over the tokens), ``clauses`` (cues, sentences, clauses, question kinds), ``scan``
+(the reading in progress), ``objects``, ``verbs``, ``states`` and ``intents`` (each cue in its
+context), ``targets`` (which servers each intent is about), ``reader`` (the memo and the batch).
+``model`` holds the types the reading is made of.
+"""
+
+from __future__ import annotations
+
+from analyzer.lifecycle.language.model import (
+    INSTRUCTIONS,
+    Entity,
+    EntityLabel,
+    Evidence,
+    Intent,
+    IntentHit,
+    MessageReading,
+    Skipped,
+    Target,
+)
+from analyzer.lifecycle.language.pastes import HEAD_CHARS, MAX_ANALYSED_CHARS, TAIL_CHARS
+from analyzer.lifecycle.language.pipeline import pipeline as _pipeline  # noqa: F401 (bench/scale.py, tests)
+from analyzer.lifecycle.language.reader import CACHE_SIZE, clear_cache, read_message, read_messages
+
+__all__ = [
+    "CACHE_SIZE",
+    "HEAD_CHARS",
+    "INSTRUCTIONS",
+    "MAX_ANALYSED_CHARS",
+    "TAIL_CHARS",
+    "Entity",
+    "EntityLabel",
+    "Evidence",
+    "Intent",
+    "IntentHit",
+    "MessageReading",
+    "Skipped",
+    "Target",
+    "clear_cache",
+    "read_message",
+    "read_messages",
+]

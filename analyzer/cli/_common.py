@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import shutil
 import sys
-from typing import NoReturn
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
 from analyzer.cli._exit import EXIT_USAGE
 from analyzer.events import Session
 from analyzer.ingest import IngestError, load
+
+if TYPE_CHECKING:
+    from analyzer.lifecycle.catalog import Catalog
 
 
 def fail(message: str) -> NoReturn:
@@ -56,3 +60,27 @@ def use_colour(stream: object) -> bool:
         return True
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
+
+
+def open_in_browser(page: Path) -> None:
+    """``--open``: a written page in the user's browser (``$BROWSER`` when set, as ``webbrowser``
+    reads it); without one, stderr says where the page is."""
+    import webbrowser
+
+    if not webbrowser.open(page.resolve().as_uri()):
+        click.echo(f"analyzer: could not open a browser; the page is {page}", err=True)
+
+
+def config_catalog(config_path: str | None) -> Catalog:
+    """The server catalog ``check`` would use: the built-in one plus the config's ``catalog`` kinds
+    (``--config`` or the config found upwards); a bad config is a usage error."""
+    from analyzer.config import ConfigError, load_config
+    from analyzer.lifecycle.catalog import Catalog, CatalogError, default_catalog
+
+    try:
+        config = load_config(Path(config_path) if config_path else None)
+        return Catalog.load(config.catalog) if config.catalog else default_catalog()
+    except ConfigError as exc:
+        fail(str(exc))
+    except CatalogError as exc:
+        fail(f"{config.source or 'config'}: [catalog] {exc}")

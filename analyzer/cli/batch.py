@@ -9,9 +9,12 @@ import click
 from analyzer.batch.core import DEFAULT_TIMEOUT, EXECUTORS, BatchError, BatchOptions, default_jobs, run_batch
 from analyzer.batch.progress import for_stream
 from analyzer.batch.results import BatchRun, short_error
-from analyzer.cli._common import fail
+from analyzer.cli._common import fail, open_in_browser
+from analyzer.cli._defaults import default_paths
+from analyzer.cli._exit import EXIT_FINDINGS, EXIT_TABLE, EXIT_USAGE
 from analyzer.config import ConfigError, load_config
 from analyzer.ingest.remote import is_url
+from analyzer.rules.api import Severity
 from analyzer.rules.engine import SelectionError
 
 _SHOWN_FAILURES = 10
@@ -69,10 +72,13 @@ def summary_text(run: BatchRun, out: Path) -> str:
     return "\n".join(lines)
 
 
-@click.command("batch")
-@click.argument("dirs", nargs=-1, required=True, callback=_inputs)
-@click.option("-o", "--output", "out", required=True, type=click.Path(file_okay=False),
+@click.command("batch", epilog=EXIT_TABLE)
+@click.argument("dirs", nargs=-1, callback=_inputs)
+@click.option("-o", "--output", "out", default="postmortems", show_default=True, type=click.Path(file_okay=False),
               help="Output folder: sessions/*.html, index.html, findings.jsonl, summary.json, .cache.json.")
+@click.option("--fail-on", type=click.Choice([s.value for s in Severity]), default=None,
+              help="Exit 1 when a session has a finding at or above this severity [default: exit 0 with findings].")
+@click.option("--open", "open_index", is_flag=True, help="Open index.html in the web browser when done.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
               help="Worker processes of --executor local [default: the number of cores]; 1 runs in this process.")
 @click.option("--since", metavar="DATE", callback=_since, default=None,
@@ -97,7 +103,7 @@ def summary_text(run: BatchRun, out: Path) -> str:
               metavar="SECONDS",
               help="Stop a session that takes longer than this, list it as timed out and try it again "
                    "next run; 0: no limit. Not applied by --executor dask.")
-def command(dirs: tuple[str, ...], out: str, jobs: int | None, since: datetime | None, no_redact: bool,
+def command(dirs: tuple[str, ...], out: str, fail_on: str | None, open_index: bool, jobs: int | None, since: datetime | None, no_redact: bool,
             format_reports: str, select: tuple[str, ...], ignore: tuple[str, ...], rules_dir: tuple[str, ...],
             config_path: str | None, executor: str, scheduler: str | None, scheduler_timeout: float,
             timeout: float) -> None:
@@ -105,15 +111,20 @@ def command(dirs: tuple[str, ...], out: str, jobs: int | None, since: datetime |
     summary.json in OUT. Sessions whose files did not change since the last run into OUT are
     taken from its cache.
 
+    Without DIRS, the agents' own session folders that exist on this machine are read
+    (~/.claude/projects, ~/.codex/sessions, opencode's and Gemini CLI's storage); stderr says which.
+
     DIRS may be fsspec URLs (s3://bucket/sessions, gs://…; the dask extra:
     pip install 'session-analyzer[dask]'). With --executor dask the sessions are analyzed on an
     existing Dask cluster and the results gathered here.
 
-    Exit status: 0 when the batch ran (findings or failed sessions included), 2 on usage errors or
-    when DIRS hold no session.
+    A batch that ran exits 0, findings and failed sessions included, unless --fail-on is given;
+    it exits 2 when DIRS hold no session or no session could be read.
     """
     if scheduler and executor != "dask":
         fail("--scheduler is for --executor dask")
+    if not dirs:
+        dirs = tuple(default_paths("batch"))
     try:
         config = load_config(Path(config_path) if config_path else None)
         options = BatchOptions(
@@ -130,3 +141,10 @@ def command(dirs: tuple[str, ...], out: str, jobs: int | None, since: datetime |
         click.echo("analyzer batch: interrupted; finished sessions are cached for the next run", err=True)
         sys.exit(130)
     click.echo(summary_text(run, Path(out)))
+    if open_index:
+        open_in_browser(Path(out) / "index.html")
+    if run.results and len(run.failed) == len(run.results):  # nothing read: no verdict to give
+        sys.exit(EXIT_USAGE)
+    if fail_on and any(Severity(f["severity"]).rank >= Severity(fail_on).rank for _, f in run.findings()):
+        sys.exit(EXIT_FINDINGS)
+

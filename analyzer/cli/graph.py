@@ -3,7 +3,7 @@ from __future__ import annotations
 import click
 import orjson
 
-from analyzer.cli._common import echo_diagnostics, load_or_fail, width
+from analyzer.cli._common import config_catalog, echo_diagnostics, load_or_fail, width
 from analyzer.lifecycle.world import World, build_world, node_link
 from analyzer.report import terminal
 from analyzer.report.redact import Redactor
@@ -53,11 +53,16 @@ def render_dot(world: World) -> str:
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "dot"]), default="text", show_default=True,
               help="text: instances and their state histories; json: instances, facts and the graph "
                    "(node-link); dot: the graph for Graphviz.")
-def command(path: str, fmt: str) -> None:
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="Config file whose [catalog] server kinds apply, as in `check` (default: analyzer.toml "
+                   "or pyproject.toml found upwards).")
+def command(path: str, fmt: str, config_path: str | None) -> None:
     """Rebuild the server lifecycle world of the session at PATH: every server instance with its
-    state history and the evidence behind each change."""
+    state history and the evidence behind each change. Server kinds of the config's catalog are
+    known, as in `check`."""
+    catalog = config_catalog(config_path)
     session = load_or_fail(path)
-    world = build_world(session)
+    world = build_world(session, catalog)
     if fmt == "json":
         doc = {
             "path": session.path,

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import click
 
-from analyzer.cli._common import echo_diagnostics, fail, load_or_fail
+from analyzer.cli._common import echo_diagnostics, fail, load_or_fail, open_in_browser
 from analyzer.config import ConfigError, load_config
 from analyzer.events import Session
 from analyzer.pipeline import Analyzer
@@ -35,14 +35,18 @@ def default_output(session_path: str) -> Path:
 @click.option("--guard-log", type=click.Path(dir_okay=False), default=None,
               help="The live guard's decision log (JSONL): its decisions on this session are shown on the "
                    "timeline and counted in the summary.")
+@click.option("--open", "open_report", is_flag=True, help="Open the report in the web browser when written.")
 def command(path: str, output: str | None, templates: str | None, no_redact: bool, rules_dir: tuple[str, ...],
-            guard_log: str | None) -> None:
-    """Write a self-contained HTML postmortem of the session at PATH: summary, impact, findings with
+            guard_log: str | None, open_report: bool) -> None:
+    """Write a self-contained HTML postmortem of the session at PATH (a file, or a folder holding
+    one session; for a folder of many, use `analyzer batch`): summary, impact, findings with
     their evidence, the lifecycle of every server, and the full timeline. Secrets are redacted
     unless --no-redact is given. With --guard-log, the guard's decisions (deny, ask, allowed with a
     warning) appear on the shell calls they were about."""
     if templates is not None and not Path(templates).is_dir():
         fail(f"{templates}: templates folder not found")
+    if Path(path).is_dir():
+        path = _one_session(path)
     try:
         analyzer = Analyzer(load_config(), extra_rules_dirs=list(rules_dir))
     except ConfigError as exc:
@@ -72,6 +76,23 @@ def command(path: str, output: str | None, templates: str | None, no_redact: boo
     n = len(analysis.findings)
     judged = f", {sum(r.command is not None for r in guard.records)} guard decisions" if guard else ""
     click.echo(f"wrote {out} ({len(session.events)} events, {n} finding{'s' if n != 1 else ''}{judged})")
+    if open_report:
+        open_in_browser(out)
+
+
+def _one_session(folder: str) -> str:
+    """The session a folder holds (a Claude Code session folder, a folder with one log); a
+    folder of several is a usage error that names them and points at ``batch``."""
+    from analyzer.ingest.discover import discover_sessions
+
+    found = list(discover_sessions([folder]))
+    if not found:
+        fail(f"{folder}: no session found in this folder")
+    if len(found) == 1 and found[0].member is None:
+        return str(found[0].path)
+    names = ", ".join(f.relative for f in found[:3]) + (", …" if len(found) > 3 else "")
+    fail(f"{folder}: holds {len(found)} sessions ({names}): name one, or write a report for each "
+         f"with an index: analyzer batch {folder} -o postmortems")
 
 
 def _guard(path: str, session: Session) -> GuardLog:

@@ -9,11 +9,12 @@ from typing import Any
 import click
 import orjson
 
-from analyzer.cli._common import fail, width
+from analyzer.cli._common import fail, use_colour, width
 from analyzer.config import ConfigError, load_config
+from analyzer.report import text
 from analyzer.rules.cases import read_cases
 from analyzer.rules.engine import did_you_mean
-from analyzer.rules.loader import LoadedRule, RuleSet, load_rules
+from analyzer.rules.loader import LoadedRule, RuleSet, builtin_rules_dir, load_rules
 from analyzer.rules.testing import check_rule_cases
 
 
@@ -41,7 +42,8 @@ def command() -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @_rules_dir_option
 def list_rules(fmt: str, rules_dir: tuple[str, ...]) -> None:
-    """List every rule with its severity, status, groups and summary."""
+    """List every rule with its severity, status (stable, preview…), groups and summary; rules
+    from outside the built-in pack say where they come from."""
     ruleset = _ruleset(rules_dir)
     rows: list[dict[str, Any]] = [{"name": n, "severity": str(lr.cls.severity), "status": str(lr.cls.status),
              "groups": list(lr.cls.groups), "summary": lr.cls.summary, "origin": lr.origin, "file": lr.file}
@@ -49,11 +51,21 @@ def list_rules(fmt: str, rules_dir: tuple[str, ...]) -> None:
     if fmt == "json":
         click.echo(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode())
         return
-    pad = max((len(r["name"]) for r in rows), default=4)
+    colour = use_colour(sys.stdout)
+    pads = {k: max((len(_cell(r, k)) for r in rows), default=0) for k in ("name", "severity", "status", "groups")}
     for r in rows:
-        head = f"{r['name']:<{pad}}  {r['severity']:<6}  "
+        cells = {k: _cell(r, k).ljust(pad) for k, pad in pads.items()}
+        plain = "  ".join(cells.values()) + "  "
+        if colour:  # styled after padding: escape codes take no column
+            cells["name"] = text.styled_rule(cells["name"])
+            cells["severity"] = text.styled_severity(r["severity"]) + cells["severity"][len(r["severity"]):]
         tail = r["summary"] + ("" if r["origin"] == "builtin" else f"  [{r['origin']}]")
-        click.echo(head + textwrap.shorten(tail, max(20, width() - len(head)), placeholder="…"))
+        click.echo("  ".join(cells.values()) + "  "
+                   + textwrap.shorten(tail, max(20, width() - len(plain)), placeholder="…"), color=colour)
+
+
+def _cell(row: dict[str, Any], key: str) -> str:
+    return ",".join(row[key]) or "-" if key == "groups" else str(row[key])
 
 
 @command.command("explain")
@@ -200,15 +212,20 @@ cases:
 """
 
 
+_NEW_RULES_DIR = "analyzer_rules"
+
+
 @command.command("new")
 @click.argument("name")
-@click.option("--dir", "folder", type=click.Path(file_okay=False), default="rules", show_default=True,
-              help="Folder to write the rule and its cases into.")
-def new(name: str, folder: str) -> None:
-    """Scaffold a rule NAME (kebab-case) and a cases file whose cases pass."""
+@click.option("--dir", "folder", type=click.Path(file_okay=False), default=None,
+              help=f"Folder to write the rule and its cases into [default: the config's first rules_dir, "
+                   f"else ./{_NEW_RULES_DIR}].")
+def new(name: str, folder: str | None) -> None:
+    """Scaffold a rule NAME (kebab-case) and a cases file whose cases pass. Without --dir it never
+    writes into the built-in rule pack."""
     if not re.match(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$", name):
         fail(f"rule name {name!r} must be kebab-case, like 'restart-without-probe'")
-    d = Path(folder)
+    d = Path(folder) if folder is not None else _default_rules_dir()
     d.mkdir(parents=True, exist_ok=True)
     module = d / f"{name.replace('-', '_')}.py"
     cases = d / f"{name}.cases.yaml"
@@ -220,3 +237,17 @@ def new(name: str, folder: str) -> None:
     module.write_text(_TEMPLATE.format(name=name, cls=cls, title=title, title_lower=title.lower()), "utf-8")
     cases.write_text(_CASES.format(name=name), "utf-8")
     click.echo(f"wrote {module} and {cases}\nrun: analyzer rules test {name} --rules-dir {d}")
+
+
+def _default_rules_dir() -> Path:
+    """The config's first ``rules_dir`` (the team's pack), else ``./analyzer_rules``; never the
+    built-in pack, which a config inside this project's checkout could name."""
+    try:
+        config = load_config()
+    except ConfigError as exc:
+        fail(str(exc))
+    builtin = builtin_rules_dir().resolve()
+    for configured in config.rules_dir:
+        if Path(configured).resolve() != builtin:
+            return Path(configured)
+    return Path(_NEW_RULES_DIR)

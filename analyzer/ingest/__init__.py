@@ -30,6 +30,7 @@ from analyzer.ingest import (
     swe_agent,
 )
 from analyzer.ingest.base import FormatModule, IngestError, paused_gc, read_head
+from analyzer.ingest.jsondoc import json_prefix
 
 FORMATS: dict[str, FormatModule] = {
     m.NAME: m
@@ -57,6 +58,11 @@ def detect(path: str | Path) -> tuple[FormatModule, str]:
         raise IngestError(p, "folder holds no session in a known format")
     if b"\x00" in head[:4096]:
         raise IngestError(p, "binary file, not a session log", line=1)
+    broken = json_prefix(head)  # JSON damaged before its first record: name the spot, not line 1
+    if broken is not None and broken.error is not None:
+        e = broken.error
+        raise IngestError(p, f"not valid JSON at line {e.line} column {e.column} ({e.reason}), and no "
+                          "known format can be told from what comes before it", line=e.line)
     raise IngestError(
         p, "not a session log in any known format (tried: " + ", ".join(FORMATS) + ")", line=1
     )

@@ -589,6 +589,11 @@ def as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def as_list(value: Any) -> list[Any]:
+    """A log field that should be an array; [] for anything else."""
+    return value if isinstance(value, list) else []
+
+
 def kind_of(record: Any, key: str = "type") -> str | None:
     """A record's discriminator field (``type``, ``role``…) if it is a string, else None: a list
     or object there must not reach a set lookup (unhashable) or a comparison."""

@@ -34,14 +34,11 @@ is the file line of the conversation. System and developer messages become
 server"), so it stays in the timeline. Messages have no times unless a harness added a
 ``timestamp``; exit codes only when the tool wrote one into its result text or the converter kept it.
 
-This module also holds what the other JSON-document formats share: ``json_prefix`` (the value at the
-start of a possibly cut-off head, for ``detect()``) and ``load_document`` (the whole document, salvaging
-the records before a broken or truncated spot).
+A damaged message costs that message (``jsondoc.load_document`` reads on past it).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,12 +50,13 @@ from analyzer.events import AssistantEvent, Level, Session, SystemEvent, ToolEve
 from analyzer.ingest.base import (
     IngestError,
     SessionBuilder,
+    as_dict,
+    as_list,
     categorize,
     iter_jsonl,
     join_argv,
     open_regular,
     parse_ts,
-    read_regular,
     strip_bom,
     text_of,
 )
@@ -69,222 +67,13 @@ from analyzer.ingest.claude_harness import (
     read_notification,
     task_ref,
 )
+from analyzer.ingest.jsondoc import Lost, Prefix, complete_items, json_prefix, load_document
 
 NAME = "chat"
 DESCRIPTION = ("JSON array of OpenAI chat-completions or Anthropic Messages messages, bare or under `messages` "
                "(also converted Claude Code/Codex sessions with sub-agents), or JSON Lines of such documents")
 
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
-
-# -- JSON documents: the head for detect(), the whole file with salvage for load() ----------------
-
-_WS = re.compile(r"[ \t\n\r]*")
-_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
-_LITERALS: tuple[tuple[str, Any], ...] = (("true", True), ("false", False), ("null", None))
-_MAX_DEPTH = 400
-_NOTHING: Any = object()
-_scanstring: Any = json.decoder.scanstring  # type: ignore[attr-defined]  # C-accelerated, untyped
-
-
-class _Cut(Exception):
-    """The input ended inside a value; ``value`` is what was read of it."""
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-
-class _Bad(Exception):
-    """Not JSON."""
-
-
-@dataclass
-class Prefix:
-    """A JSON value read from the start of some text, possibly cut off by its end."""
-
-    value: Any
-    complete: bool = True
-    cut: set[int] = field(default_factory=set)
-    """``id()`` of every container the end of input cut off (their last item may be partial)."""
-
-    def is_cut(self, value: Any) -> bool:
-        """``value`` (a dict or list inside ``self.value``) was cut off before its end."""
-        return isinstance(value, dict | list) and id(value) in self.cut
-
-
-def _ws(s: str, i: int) -> int:
-    m = _WS.match(s, i)
-    return m.end() if m else i
-
-
-def _string(s: str, i: int) -> tuple[str, int]:
-    try:
-        text, end = _scanstring(s, i + 1)
-        return str(text), int(end)
-    except json.JSONDecodeError as exc:
-        if "Unterminated" in exc.msg or exc.pos >= len(s) - 6:
-            raise _Cut(s[i + 1:]) from None
-        raise _Bad from None
-
-
-def _value(s: str, i: int, cut: set[int], depth: int) -> tuple[Any, int]:
-    if depth > _MAX_DEPTH:
-        raise _Bad
-    i = _ws(s, i)
-    if i >= len(s):
-        raise _Cut(_NOTHING)
-    c = s[i]
-    if c == "{":
-        obj: dict[str, Any] = {}
-        i += 1
-        while True:
-            i = _ws(s, i)
-            if i >= len(s):
-                break
-            if s[i] == "}":
-                return obj, i + 1
-            if s[i] != '"':
-                raise _Bad
-            try:
-                key, i = _string(s, i)
-            except _Cut:
-                break
-            i = _ws(s, i)
-            if i >= len(s):
-                break
-            if s[i] != ":":
-                raise _Bad
-            try:
-                obj[key], i = _value(s, i + 1, cut, depth + 1)
-            except _Cut as inner:
-                if inner.value is not _NOTHING:
-                    obj[key] = inner.value
-                break
-            i = _ws(s, i)
-            if i < len(s) and s[i] == ",":
-                i += 1
-            elif i < len(s) and s[i] != "}":
-                raise _Bad
-        cut.add(id(obj))
-        raise _Cut(obj)
-    if c == "[":
-        arr: list[Any] = []
-        i += 1
-        while True:
-            i = _ws(s, i)
-            if i >= len(s):
-                break
-            if s[i] == "]":
-                return arr, i + 1
-            try:
-                item, i = _value(s, i, cut, depth + 1)
-            except _Cut as inner:
-                if inner.value is not _NOTHING:
-                    arr.append(inner.value)
-                break
-            arr.append(item)
-            i = _ws(s, i)
-            if i < len(s) and s[i] == ",":
-                i += 1
-            elif i < len(s) and s[i] != "]":
-                raise _Bad
-        cut.add(id(arr))
-        raise _Cut(arr)
-    if c == '"':
-        return _string(s, i)
-    m = _NUMBER.match(s, i)
-    if m:
-        if m.end() == len(s):
-            raise _Cut(_NOTHING)
-        text = m.group()
-        return (float(text) if any(ch in text for ch in ".eE") else int(text)), m.end()
-    for word, val in _LITERALS:
-        piece = s[i: i + len(word)]  # never slice to the end: that would copy the rest of a big file
-        if piece == word:
-            return val, i + len(word)
-        if i + len(piece) == len(s) and word.startswith(piece):
-            raise _Cut(_NOTHING)
-    raise _Bad
-
-
-def json_prefix(data: bytes | str) -> Prefix | None:
-    """The JSON value at the start of ``data`` as far as it goes, or None if it is not JSON.
-
-    A container cut off by the end of ``data`` keeps what was read of it (and is listed in
-    ``Prefix.cut``), so ``detect()`` can look at the first record of a 500 MB array from its head.
-    Text after a complete value (the next JSONL line) is ignored.
-    """
-    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-    text = text.lstrip("\ufeff")
-    cut: set[int] = set()
-    try:
-        value, _ = _value(text, 0, cut, 0)
-    except _Cut as exc:
-        if exc.value is _NOTHING:
-            return None
-        return Prefix(exc.value, complete=False, cut=cut)
-    except (_Bad, RecursionError):
-        return None
-    return Prefix(value)
-
-
-def load_document(path: Path, builder: SessionBuilder) -> Prefix:
-    """The whole JSON document at ``path``. A document broken or cut off part-way is read up to that
-    spot, with one error diagnostic; nothing readable at all raises ``IngestError``."""
-    try:
-        data = read_regular(path)
-    except OSError as exc:
-        raise IngestError(path, f"cannot read: {exc.strerror or exc}") from exc
-    try:
-        return Prefix(orjson.loads(data))
-    except orjson.JSONDecodeError:
-        pass
-    text = data.decode("utf-8", "replace").lstrip("\ufeff")
-    try:
-        return Prefix(json.loads(text))  # orjson rejects some documents json reads (lone surrogates)
-    except json.JSONDecodeError as exc:
-        error = exc
-    except RecursionError:
-        raise IngestError(path, "JSON nested too deeply to read") from None
-    salvaged = json_prefix(text)  # a document cut off at its end reads up to the cut
-    what = "cut off"
-    if salvaged is None or salvaged.complete:
-        salvaged = json_prefix(text[: error.pos])  # a broken one up to the break
-        what = "broken"
-    if salvaged is None or not _read_something(salvaged, salvaged.value):
-        raise IngestError(path, f"not valid JSON ({error.msg})", line=error.lineno)
-    builder.diag(Level.error, f"JSON document {what} at line {error.lineno} column {error.colno} "
-                 f"({error.msg}); records before it were read, the rest is lost", error.lineno)
-    salvaged.complete = False
-    salvaged.cut.add(id(salvaged.value))
-    return salvaged
-
-
-def _read_something(doc: Prefix, value: Any) -> bool:
-    """A salvaged value holds at least one whole record (list item) or field (object value)."""
-    if isinstance(value, list):
-        return any(not doc.is_cut(item) for item in value)
-    if isinstance(value, dict):
-        return any(not doc.is_cut(v) or _read_something(doc, v) for v in value.values())
-    return False
-
-
-def complete_items(doc: Prefix, items: list[Any], builder: SessionBuilder) -> list[Any]:
-    """``items`` without a last record the end of a broken document cut in half (counted as read)."""
-    if items and doc.is_cut(items) and doc.is_cut(items[-1]):
-        builder.records += 1
-        return items[:-1]
-    return items
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    """``value`` if it is a JSON object, else an empty one (fields are all optional in logs)."""
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: Any) -> list[Any]:
-    """``value`` if it is a JSON array, else an empty one."""
-    return value if isinstance(value, list) else []
-
 
 # -- what chat-like formats share --------------------------------------------------------------------
 
@@ -435,6 +224,8 @@ class MessageReader:
         for n, msg in enumerate(messages, start=1):
             line = self.line or n
             self.builder.records += 1
+            if isinstance(msg, Lost):  # damaged JSON: diagnosed where the document was read
+                continue
             if not isinstance(msg, dict):
                 self.builder.diag(Level.error, f"message is a JSON {type(msg).__name__}, not an object; "
                                   "skipped", line)

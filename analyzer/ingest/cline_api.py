@@ -35,7 +35,8 @@ from typing import Any
 
 from analyzer.events import AssistantEvent, Level, Session, ToolEvent, UserEvent
 from analyzer.ingest.base import IngestError, SessionBuilder, as_dict, as_id, parse_ts, text_of
-from analyzer.ingest.chat import complete_items, json_prefix, load_document, make_tool
+from analyzer.ingest.chat import make_tool
+from analyzer.ingest.jsondoc import Lost, complete_items, json_prefix, load_document
 
 NAME = "cline-api"
 DESCRIPTION = "Cline / Roo Code api_conversation_history.json: model messages with XML or native tool calls"
@@ -139,6 +140,8 @@ class _Reader:
     def message(self, line: int, msg: Any) -> None:
         b = self.b
         b.records += 1
+        if isinstance(msg, Lost):  # damaged JSON: diagnosed where the document was read
+            return
         if not isinstance(msg, dict):
             b.diag(Level.error, f"message is a JSON {type(msg).__name__}, not an object; skipped", line)
             return

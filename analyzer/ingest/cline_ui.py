@@ -29,6 +29,7 @@ import orjson
 from analyzer.events import AssistantEvent, Level, Session, SystemEvent, ToolEvent, UserEvent
 from analyzer.ingest.base import SessionBuilder, as_dict, parse_ts
 from analyzer.ingest.cline_api import apply_command_result, first_record, load_records, read_command_result
+from analyzer.ingest.jsondoc import Lost
 
 NAME = "cline-ui"
 DESCRIPTION = "Cline / Roo Code ui_messages.json: say/ask chat records keyed by `ts`"
@@ -78,6 +79,8 @@ class _Reader:
     def record(self, line: int, rec: Any) -> None:
         b = self.b
         b.records += 1
+        if isinstance(rec, Lost):  # damaged JSON: diagnosed where the document was read
+            return
         if not isinstance(rec, dict):
             b.diag(Level.error, f"record is a JSON {type(rec).__name__}, not an object; skipped", line)
             return

@@ -26,8 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from analyzer.events import AssistantEvent, Level, Session, SystemEvent, ToolEvent
-from analyzer.ingest.base import SessionBuilder, categorize, first_json_line, iter_jsonl, kind_of
-from analyzer.ingest.chat import as_dict
+from analyzer.ingest.base import SessionBuilder, as_dict, categorize, first_json_line, iter_jsonl, kind_of
 
 NAME = "codex-exec"
 DESCRIPTION = "Codex `exec --json` event stream: JSONL of `thread.started`, `item.started`/`item.completed`, …"

@@ -37,6 +37,8 @@ import orjson
 from analyzer.events import AssistantEvent, Level, Session, SystemEvent, ToolEvent, UserEvent
 from analyzer.ingest.base import (
     SessionBuilder,
+    as_dict,
+    as_list,
     dumps_text,
     first_json_line,
     iter_jsonl,
@@ -45,15 +47,8 @@ from analyzer.ingest.base import (
     read_head,
     text_of,
 )
-from analyzer.ingest.chat import (
-    as_dict,
-    as_list,
-    complete_items,
-    json_prefix,
-    load_document,
-    make_tool,
-    user_origin,
-)
+from analyzer.ingest.chat import make_tool, user_origin
+from analyzer.ingest.jsondoc import Lost, complete_items, json_prefix, load_document
 
 NAME = "gemini-cli"
 DESCRIPTION = "Gemini CLI chat recording (JSON, or JSONL with $set/$rewindTo) or stream-json events"
@@ -78,8 +73,6 @@ class ShellResult:
     exit_code: int | None = None
     pids: list[str] = field(default_factory=list)
     """Background PIDs: processes the command left running."""
-    structured: bool = False
-    """The text was a labelled block (not plain output)."""
 
 
 def shell_result(text: str, ok: bool) -> ShellResult:
@@ -115,7 +108,7 @@ def shell_result(text: str, ok: bool) -> ShellResult:
     code: int | None = int(code_text) if re.fullmatch(r"-?\d+", code_text) else None
     if code is None and "Exit Code" not in fields and fields.get("Signal", "") in _NONE and ok and not pids:
         code = 0
-    return ShellResult(output, code, pids, structured=True)
+    return ShellResult(output, code, pids)
 
 
 def _apply_result(ev: ToolEvent, text: str, ok: bool) -> None:
@@ -204,9 +197,7 @@ class _Chat:
 
 
 def _message_events(b: SessionBuilder, line: int, msg: dict[str, Any]) -> None:
-    kind = msg.get("type")
-    if isinstance(kind, list | dict):  # unhashable: it must not reach a set lookup; an unknown type
-        kind = repr(kind)[:40]
+    kind = kind_of(msg)
     ts = parse_ts(msg.get("timestamp"))
     common: dict[str, Any] = {"line": line, "ref": str(msg.get("id")), "ts": ts}
     content = msg.get("content")
@@ -231,7 +222,7 @@ def _message_events(b: SessionBuilder, line: int, msg: dict[str, Any]) -> None:
     elif kind in _MESSAGE_TYPES:
         b.add(SystemEvent(subtype=str(kind), text=text_of(content), **common))
     else:
-        b.diag(Level.warning, f"message of unknown type {kind!r}; skipped", line)
+        b.diag(Level.warning, f"message of unknown type {repr(msg.get('type'))[:40]}; skipped", line)
         b.skipped += 1
 
 
@@ -283,6 +274,8 @@ def _load_chat_document(path: Path, b: SessionBuilder) -> None:
     messages = doc.value.get("messages")
     for n, msg in enumerate(complete_items(doc, messages if isinstance(messages, list) else [], b), 1):
         b.records += 1
+        if isinstance(msg, Lost):  # damaged JSON: diagnosed where the document was read
+            continue
         if not isinstance(msg, dict) or msg.get("id") is None:
             b.diag(Level.error, "message without an `id`; skipped", n)
             continue

@@ -66,6 +66,7 @@ from analyzer.ingest.base import (
     read_regular,
     strip_bom,
 )
+from analyzer.ingest.jsondoc import Lost, complete_items, load_document
 
 NAME = "opencode"
 DESCRIPTION = ("opencode: `opencode export` JSON, [{info, parts}] arrays, the storage folder, opencode.db, "
@@ -155,6 +156,8 @@ class _JsonStore:
     info: dict[str, Any]
     raw_messages: list[Any]
     path: Path
+    reading: SessionBuilder | None = None
+    """What reading the document found (a damaged record, a cut-off end): for the session's diagnostics."""
 
     def infos(self) -> list[dict[str, Any]]:
         return [self.info]
@@ -162,9 +165,15 @@ class _JsonStore:
     def messages(self, session_id: str, b: SessionBuilder) -> list[Message]:
         if session_id != self.info.get("id"):
             return []
+        if self.reading is not None:
+            b.diagnostics.extend(self.reading.diagnostics)
+            b.records += self.reading.records
+            b.lost += self.reading.lost
         out: list[Message] = []
         for n, m in enumerate(self.raw_messages, start=1):
             b.records += 1
+            if isinstance(m, Lost):  # damaged JSON: diagnosed where the document was read
+                continue
             if not isinstance(m, dict) or not isinstance(m.get("info"), dict):
                 b.diag(Level.error, "message is not an object with `info`; skipped", n)
                 continue
@@ -465,7 +474,7 @@ def detect(path: Path, head: bytes) -> str | None:
         try:
             whole = _loads(head)
         except orjson.JSONDecodeError:
-            return None
+            whole = None  # damaged: judged by its opening, like a long file
     return _looks_like_export(head, whole)
 
 
@@ -680,22 +689,19 @@ def _open(path: Path) -> tuple[_Store, str | None]:
         first = first_json_line(head)
         if _is_stream_event(first):
             return _StreamStore(path, first["sessionID"]), first["sessionID"]
-        raw = read_regular(path)
     except OSError as exc:
         raise IngestError(path, f"cannot read: {exc.strerror or exc}") from exc
-    try:
-        doc = _loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise IngestError(path, f"not valid JSON ({str(exc).splitlines()[0]})",
-                          line=getattr(exc, "lineno", None)) from exc
+    reading = SessionBuilder(path=path, format=NAME)
+    whole = load_document(path, reading)  # a damaged message costs that message
+    doc = whole.value
     if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
         info = as_dict(doc.get("info"))
         if not info.get("id"):
             info = {**info, "id": _first_session_id(doc["messages"]) or "?"}
-        return _JsonStore(info, doc["messages"], path), str(info["id"])
+        return _JsonStore(info, complete_items(whole, doc["messages"], reading), path, reading), str(info["id"])
     if isinstance(doc, list):
         sid = _first_session_id(doc) or "?"
-        return _JsonStore({"id": sid}, doc, path), sid
+        return _JsonStore({"id": sid}, complete_items(whole, doc, reading), path, reading), sid
     if isinstance(doc, dict) and str(doc.get("id", "")).startswith("ses_"):
         raise IngestError(
             path, f"opencode session info without messages (session {doc['id']}): export the session "

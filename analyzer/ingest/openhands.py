@@ -31,8 +31,16 @@ from typing import Any
 import orjson
 
 from analyzer.events import AssistantEvent, Level, Session, SystemEvent, ToolEvent, UserEvent
-from analyzer.ingest.base import IngestError, SessionBuilder, categorize, parse_ts, read_regular, text_of
-from analyzer.ingest.chat import as_dict, complete_items, json_prefix, load_document
+from analyzer.ingest.base import (
+    IngestError,
+    SessionBuilder,
+    as_dict,
+    categorize,
+    parse_ts,
+    read_regular,
+    text_of,
+)
+from analyzer.ingest.jsondoc import Lost, complete_items, json_prefix, load_document
 
 NAME = "openhands"
 DESCRIPTION = "OpenHands trajectory: JSON list of action/observation events (`cause` links them)"
@@ -100,6 +108,8 @@ class _Reader:
     def event(self, line: int, ev: Any) -> None:
         b = self.b
         b.records += 1
+        if isinstance(ev, Lost):  # damaged JSON: diagnosed where the document was read
+            return
         if not isinstance(ev, dict) or not ("action" in ev or "observation" in ev):
             b.diag(Level.error, "not an OpenHands event (no `action` or `observation`); skipped", line, self.file)
             return

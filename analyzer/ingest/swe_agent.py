@@ -29,8 +29,8 @@ from typing import Any
 import orjson
 
 from analyzer.events import AssistantEvent, Level, Session, SystemEvent, ToolEvent, UserEvent
-from analyzer.ingest.base import IngestError, SessionBuilder, text_of
-from analyzer.ingest.chat import as_dict, as_list, complete_items, json_prefix, load_document
+from analyzer.ingest.base import IngestError, SessionBuilder, as_dict, as_list, text_of
+from analyzer.ingest.jsondoc import Lost, complete_items, json_prefix, load_document
 
 NAME = "swe-agent"
 DESCRIPTION = "SWE-agent .traj: JSON object with `trajectory` steps (action/observation) and `history`"
@@ -153,6 +153,8 @@ class _Reader:
 
     def step(self, line: int, step: Any, ref: str | None) -> None:
         self.b.records += 1
+        if isinstance(step, Lost):  # damaged JSON: diagnosed where the document was read
+            return
         if not isinstance(step, dict) or not isinstance(step.get("action"), str):
             self.b.diag(Level.error, "trajectory step without an `action` string; skipped", line)
             return
@@ -176,6 +178,8 @@ class _Reader:
         actions: list[ToolEvent] = []
         for line, item in items:
             self.b.records += 1
+            if isinstance(item, Lost):
+                continue
             if not isinstance(item, dict):
                 self.b.diag(Level.error, "history item is not an object; skipped", line)
                 continue

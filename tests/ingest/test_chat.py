@@ -7,7 +7,7 @@ import pytest
 
 from analyzer.events import AssistantEvent, Level, SystemEvent, ToolEvent, UserEvent
 from analyzer.ingest import IngestError, chat, load, load_all
-from analyzer.ingest.chat import exit_code_in, json_prefix
+from analyzer.ingest.chat import exit_code_in
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "chat"
 
@@ -122,15 +122,6 @@ def test_not_json_at_all_is_one_clear_error(tmp_path: Path) -> None:
 ])
 def test_detect_reads_the_first_message_from_the_head(tmp_path: Path, head: bytes, found: bool) -> None:
     assert bool(chat.detect(tmp_path / "any", head)) is found
-
-
-def test_json_prefix_reads_a_cut_off_head() -> None:
-    doc = json_prefix(b'{"messages": [{"role": "user", "content": "a"}, {"role": "assis')
-    assert doc is not None and not doc.complete
-    messages = doc.value["messages"]
-    assert messages[0] == {"role": "user", "content": "a"} and doc.is_cut(messages) and doc.is_cut(messages[1])
-    assert not doc.is_cut(messages[0])
-    assert json_prefix(b"plain text") is None
 
 
 @pytest.mark.parametrize(("output", "code"), [

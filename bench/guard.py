@@ -11,8 +11,10 @@ hook JSON to the reply, against a private warm server started for the run (and s
   growing by one call and its result before each (the tail reads only those bytes), ``--gap``
   seconds apart (an agent's commands are seconds apart: the server uses the gap to take in what
   the last call added and fork the copy that judges the next; ``--gap 0`` measures back to back);
-* process: the same warm calls as the agent runs them, a new ``python -m analyzer.guard`` and a
-  new ``analyzer guard`` process each (interpreter start and imports included).
+* process: the same warm calls as the agent runs them, a new process each (interpreter start and
+  imports included), in the three forms of the hook command: the one ``guard install`` writes
+  (``python -I -S …/analyzer/guard/client.py``), ``python -m analyzer.guard`` and ``analyzer
+  guard`` (the console script, click). Bytecode is cached as in an installed analyzer.
 
     python bench/guard.py                    # ~50 MB session, 300 warm calls
     python bench/guard.py --mb 5 --calls 100 --out /tmp/guard-bench
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -37,6 +40,7 @@ import scale  # bench/scale.py: the session generator
 
 from analyzer.events import ToolEvent
 from analyzer.guard.client import run, stop_server
+from analyzer.guard.install import hook_command
 from analyzer.ingest import load
 
 SELF_KILL = "pkill -f 'uvicorn app:api'; nohup uvicorn app:api --port 8000 > api.log 2>&1 &"
@@ -68,14 +72,15 @@ def _ms(seconds: list[float]) -> str:
     return f"p50 {q[49] * 1000:7.1f} ms   p99 {q[98] * 1000:7.1f} ms   max {max(seconds) * 1000:7.1f} ms"
 
 
-def _timed(agent_argv: list[str] | None, raw: bytes, folder: Path, timeout: float) -> tuple[float, str]:
+def _timed(agent_argv: list[str] | None, raw: bytes, folder: Path, timeout: float,
+           env: dict[str, str] | None = None) -> tuple[float, bytes]:
     t0 = time.perf_counter()
     if agent_argv is None:
-        reply = run("claude-code", raw, timeout, folder=folder)
-        return time.perf_counter() - t0, reply.stdout
-    out = subprocess.run(agent_argv, input=raw, capture_output=True, timeout=120,
-                         env={**os.environ, "ANALYZER_GUARD_DIR": str(folder)})
-    return time.perf_counter() - t0, out.stdout.decode()
+        out, _, _ = run("claude-code", raw, timeout, folder=str(folder))
+        return time.perf_counter() - t0, out
+    done = subprocess.run(agent_argv, input=raw, capture_output=True, timeout=120,
+                          env={**(env or os.environ), "ANALYZER_GUARD_DIR": str(folder)})
+    return time.perf_counter() - t0, done.stdout
 
 
 def measure(folder: Path, megabytes: float, calls: int, process_calls: int, gap: float) -> None:
@@ -103,16 +108,19 @@ def measure(folder: Path, megabytes: float, calls: int, process_calls: int, gap:
             seconds, out = _timed(None, _payload(live, command, n + 1, "bench"), sock, 10)
             warm.append(seconds)
             blocked += bool(out)
-        argvs = {"python -m analyzer.guard": [sys.executable, "-m", "analyzer.guard", "--agent", "claude-code"],
-                 "analyzer guard": [sys.executable, "-c", "from analyzer.cli import main; main()", "guard",
-                                    "--agent", "claude-code"]}
+        console = Path(sys.executable).with_name("analyzer")
+        argvs = {"installed: python -I -S client.py": shlex.split(hook_command("claude-code")),
+                 "python -m analyzer.guard": [sys.executable, "-m", "analyzer.guard", "--agent", "claude-code"],
+                 "analyzer guard (console script)": [str(console), "guard", "--agent", "claude-code"]}
+        env = scale.child_env(folder)  # bytecode cached, as an installed analyzer has it
         process: dict[str, list[float]] = {}
         for name, argv in argvs.items():
             process[name] = []
+            _timed(argv, _payload(live, "ls", 0, "bench"), sock, 10, env)  # writes the bytecode cache
             for n in range(process_calls):
                 time.sleep(gap)
                 payload = _payload(live, commands[n % len(commands)], 10**6 + n, "bench")
-                process[name].append(_timed(argv, payload, sock, 10)[0])
+                process[name].append(_timed(argv, payload, sock, 10, env)[0])
     finally:
         stop_server(sock)
     print(f"\ntranscript {big.stat().st_size / 2**20:.1f} MiB, {len(commands)} shell calls; load average "
@@ -122,7 +130,7 @@ def measure(folder: Path, megabytes: float, calls: int, process_calls: int, gap:
     print(f"warm, in-process client ({calls} calls, {gap:g} s apart)  {_ms(warm)}   (target p99 ≤ 50 ms; "
           f"{blocked} answered deny/ask/warn)")
     for name, seconds in process.items():
-        print(f"warm, new `{name}` process ({len(seconds)})".ljust(36) + f" {_ms(seconds)}")
+        print(f"warm, a new process per call, {name} ({len(seconds)})".ljust(64) + f" {_ms(seconds)}")
 
 
 def main(argv: list[str] | None = None) -> None:

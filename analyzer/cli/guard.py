@@ -1,7 +1,7 @@
 """``analyzer guard``: the live guard's hook command, its installer, and a stop for its server.
 
-The hook path (``analyzer guard --agent NAME``) imports only the light client: the warm server
-does the heavy work.
+The hook path (``analyzer guard --agent NAME``) runs only the light client (``analyzer.guard.client``):
+the warm server does the heavy work.
 """
 
 from __future__ import annotations
@@ -11,15 +11,14 @@ from pathlib import Path
 
 import click
 
-from analyzer.guard.agents import AGENTS
-from analyzer.guard.client import DEFAULT_TIMEOUT, run
+from analyzer.guard.client import AGENT_NAMES, DEFAULT_TIMEOUT, MODES, run
 
-_AGENT = click.Choice(sorted(AGENTS))
+_AGENT = click.Choice(AGENT_NAMES)
 
 
 @click.group(invoke_without_command=True)
 @click.option("--agent", type=_AGENT, help="The agent whose hook JSON arrives on stdin.")
-@click.option("--mode", type=click.Choice(["deny", "ask", "warn"]), default=None,
+@click.option("--mode", type=click.Choice(MODES), default=None,
               help="Answer every blocking verdict this way (default: per rule, [tool.analyzer.guard.mode]).")
 @click.option("--timeout", type=float, default=DEFAULT_TIMEOUT, show_default=True,
               help="Seconds to wait for a verdict; past it the command is allowed (fail open).")
@@ -33,11 +32,11 @@ def command(ctx: click.Context, agent: str | None, mode: str | None, timeout: fl
         return
     if agent is None:
         raise click.UsageError("--agent is required (claude-code, codex, gemini, cursor)")
-    reply = run(agent, sys.stdin.buffer.read(), timeout, mode)  # type: ignore[arg-type]
-    sys.stdout.write(reply.stdout)
-    sys.stderr.write(reply.stderr)
+    out, err, code = run(agent, sys.stdin.buffer.read(), timeout, mode)
+    sys.stdout.buffer.write(out)
+    sys.stderr.buffer.write(err)
     sys.stdout.flush()
-    ctx.exit(reply.exit_code)
+    ctx.exit(code)
 
 
 _SCOPE = click.Choice(["project", "user"])

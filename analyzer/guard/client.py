@@ -1,82 +1,116 @@
-"""The hook command's own side: read the agent's JSON, ask the warm server, answer in the agent's
-protocol, log the decision. Imports only the standard library and the protocol modules, so a call
-costs a socket round trip, not spaCy.
+"""The hook command's own process: hand the agent's hook JSON to the warm server, write its answer.
 
-Fails open: a malformed payload, a server that cannot start, an error, or a verdict later than the
-time budget allows the command (the agent is never stuck behind the guard), and the log says why.
+A hook runs on every shell command, so this module is the whole of what the hook process loads:
+the standard library's ``os``, ``sys``, ``time`` and the C ``_socket`` module, nothing of the
+analyzer's package (no pydantic, spaCy, click, ``json``, ``typing`` or ``pathlib``). The server
+parses the JSON, judges, answers in the agent's protocol and writes the decision log after the
+reply has gone. The installer runs this file directly (``python -I -S …/analyzer/guard/client.py
+--agent NAME``): no ``site``, no package ``__init__``.
+
+Fails open: a server that cannot start, an error, or no answer within the time budget allows the
+command (the agent is never stuck behind the guard); only then does this process read the JSON
+itself, to log why and to answer "allow" in the agent's exact form.
+
+Wire format, one request per connection: ``hook AGENT MODE DEADLINE T0\\n`` and the raw hook
+JSON, then end of input (``MODE`` is ``-`` for the configured modes; ``DEADLINE`` and ``T0`` are
+``time.monotonic()`` values, a clock shared by the processes of one machine); the answer is
+``EXIT LEN_STDOUT LEN_STDERR\\n`` and those bytes. ``stop\\n`` asks the server to exit.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
+import _socket
 import os
-import socket
 import sys
 import time
-from pathlib import Path
-from typing import Any
-
-from analyzer.guard.agents import AGENTS
-from analyzer.guard.paths import default_log, pid_path, runtime_dir, socket_path
-from analyzer.guard.verdict import Decision, HookCall, Reply, Verdict
 
 DEFAULT_TIMEOUT = 3.0
 """Seconds a hook may wait for a verdict (a first call also starts the server and reads the
 transcript); past it the command is allowed."""
+AGENT_NAMES = ("claude-code", "codex", "cursor", "gemini")
+"""The protocols the server answers (``analyzer.guard.agents.AGENTS``; a test keeps them equal)."""
+MODES = ("deny", "ask", "warn")
+DIR_ENV = "ANALYZER_GUARD_DIR"
+"""The folder of the warm server's socket, pid and lock files (tests point it at a temp folder)."""
+LOG_ENV = "ANALYZER_GUARD_LOG"
+IDLE_ENV = "ANALYZER_GUARD_IDLE"
+"""Seconds without a call after which the warm server exits (overrides the config)."""
+USAGE = "usage: analyzer guard --agent {claude-code,codex,cursor,gemini} [--mode deny|ask|warn] [--timeout S]\n"
 
 
-def run(agent: str, raw: bytes, timeout: float = DEFAULT_TIMEOUT, mode: Decision | None = None,
-        folder: Path | None = None) -> Reply:
-    """One hook call, end to end. Never raises."""
-    start = time.monotonic()
-    protocol = AGENTS[agent]
-    log: str | None = None
-    try:
-        payload = json.loads(raw or b"{}")
-        call = protocol.parse(payload if isinstance(payload, dict) else {})
-    except (ValueError, TypeError) as exc:
-        call, verdict = HookCall(agent=agent, event="other"), Verdict(error=f"unreadable hook input: {exc}")
+def runtime_dir() -> str:
+    """Per user, private: ``$ANALYZER_GUARD_DIR``, else ``$XDG_RUNTIME_DIR/analyzer-guard``, else
+    ``$TMPDIR`` or ``/tmp`` ``/analyzer-guard-<uid>`` (not ``tempfile``: a slow import)."""
+    env = os.environ
+    if env.get(DIR_ENV):
+        folder = env[DIR_ENV]
+    elif env.get("XDG_RUNTIME_DIR"):
+        folder = os.path.join(env["XDG_RUNTIME_DIR"], "analyzer-guard")
     else:
-        verdict = Verdict()
-        if call.event != "other":
-            try:
-                answer = ask(call, start + timeout, folder)
-                verdict = Verdict.from_dict(answer.get("verdict") or {})
-                log = answer.get("log")
-            except Exception as exc:  # fail open, whatever went wrong
-                verdict = Verdict(error=f"{type(exc).__name__}: {exc}")
-    if verdict.error:
-        verdict.decision = "allow"  # an error is never a block
-    elif mode is not None and verdict.decision != "allow":
-        verdict.decision = mode
-    if call.event == "pre" or verdict.error:
-        write_log(log, call, verdict, time.monotonic() - start)
-    return protocol.answer(verdict, call)
+        folder = os.path.join(env.get("TMPDIR") or "/tmp", f"analyzer-guard-{os.getuid()}")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    return folder
 
 
-def ask(call: HookCall, deadline: float, folder: Path | None = None) -> dict[str, Any]:
-    """The server's answer about ``call``, starting the server when none is listening."""
-    folder = folder or runtime_dir()
-    sock = connect(folder, deadline)
-    with sock:
+def socket_path(folder: str) -> str:
+    return os.path.join(folder, "guard.sock")
+
+
+def pid_path(folder: str) -> str:
+    return os.path.join(folder, "guard.pid")
+
+
+def default_log() -> str:
+    """``$ANALYZER_GUARD_LOG``, else ``$XDG_STATE_HOME`` or ``~/.local/state`` ``/analyzer/guard.jsonl``."""
+    if os.environ.get(LOG_ENV):
+        return os.environ[LOG_ENV]
+    state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(state, "analyzer", "guard.jsonl")
+
+
+def run(agent: str, raw: bytes, timeout: float = DEFAULT_TIMEOUT, mode: str | None = None,
+        folder: str | None = None) -> tuple[bytes, bytes, int]:
+    """One hook call, end to end: (stdout, stderr, exit code) in the agent's protocol. Never raises."""
+    t0 = time.monotonic()
+    deadline = t0 + timeout
+    try:
+        head = f"hook {agent} {mode or '-'} {deadline!r} {t0!r}\n".encode()
+        return ask(head + raw, deadline, folder)
+    except Exception as exc:  # fail open, whatever went wrong
+        return fail_open(agent, raw, f"{type(exc).__name__}: {exc}", t0)
+
+
+def ask(request: bytes, deadline: float, folder: str | None = None) -> tuple[bytes, bytes, int]:
+    """The server's answer, starting the server when none is listening."""
+    sock = connect(folder or runtime_dir(), deadline)
+    try:
         sock.settimeout(max(0.001, deadline - time.monotonic()))
-        sock.sendall(json.dumps({"call": call.to_dict()}).encode() + b"\n")
-        data = b""
-        while not data.endswith(b"\n"):
+        sock.sendall(request)
+        sock.shutdown(_socket.SHUT_WR)
+        chunks = []
+        while True:
             chunk = sock.recv(1 << 16)
             if not chunk:
                 break
-            data += chunk
-    answer: dict[str, Any] = json.loads(data)
-    return answer
+            chunks.append(chunk)
+    finally:
+        sock.close()
+    data = b"".join(chunks)
+    head, sep, body = data.partition(b"\n")
+    fields = head.split()
+    if not sep or len(fields) != 3:
+        raise ValueError(f"the guard server answered {data[:80]!r}")
+    code, n_out, n_err = (int(f) for f in fields)
+    if len(body) != n_out + n_err:
+        raise ValueError("the guard server's answer was cut short")
+    return body[:n_out], body[n_out:], code
 
 
-def connect(folder: Path, deadline: float) -> socket.socket:
-    path = str(socket_path(folder))
+def connect(folder: str, deadline: float) -> _socket.socket:
+    path = socket_path(folder)
     started = False
     while True:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
             sock.connect(path)
             return sock
@@ -90,45 +124,85 @@ def connect(folder: Path, deadline: float) -> socket.socket:
             time.sleep(0.02)
 
 
-def start_server(folder: Path) -> None:
-    """The warm server, detached from the hook (its own session: the agent's Ctrl-C is not its)."""
+def start_server(folder: str) -> None:
+    """The warm server, detached from the hook (its own session: the agent's Ctrl-C is not its),
+    run by this interpreter (the one the analyzer is installed in) without ``-S``."""
     import subprocess  # only a first call starts the server: not imported on every hook
 
-    log = open(folder / "server.log", "ab")  # noqa: SIM115 - handed to the child
-    with log:
-        subprocess.Popen([sys.executable, "-m", "analyzer.guard.server", "--dir", str(folder)],
+    with open(os.path.join(folder, "server.log"), "ab") as log:
+        subprocess.Popen([sys.executable, "-m", "analyzer.guard.server", "--dir", folder],
                          stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
-                         close_fds=True)
+                         close_fds=True, cwd=_source_root())
 
 
-def stop_server(folder: Path | None = None, wait: float = 5.0) -> bool:
+def stop_server(folder: str | None = None, wait: float = 5.0) -> bool:
     """Ask the server to exit; True when one was running."""
     folder = folder or runtime_dir()
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            sock.settimeout(wait)
-            sock.connect(str(socket_path(folder)))
-            sock.sendall(b'{"op": "stop"}\n')
-            sock.recv(64)
+        sock.settimeout(wait)
+        sock.connect(socket_path(folder))
+        sock.sendall(b"stop\n")
+        sock.shutdown(_socket.SHUT_WR)
+        sock.recv(64)
     except OSError:
         return False
+    finally:
+        sock.close()
     end = time.monotonic() + wait
-    while pid_path(folder).exists() and time.monotonic() < end:
+    while os.path.exists(pid_path(folder)) and time.monotonic() < end:
         time.sleep(0.02)
     return True
 
 
-def write_log(path: str | None, call: HookCall, verdict: Verdict, seconds: float) -> None:
-    """One JSON line per decision; a log that cannot be written never fails the hook."""
-    record = {
-        "ts": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "agent": call.agent, "session": call.session_id,
-        "transcript": call.transcript_path, "tool_use_id": call.tool_use_id, "command": call.command,
-        "verdict": verdict.decision, "rule": verdict.rule, "rules": verdict.rules, "reason": verdict.reason,
-        "latency_ms": round(seconds * 1000, 2), "error": verdict.error,
-    }
-    target = Path(path) if path else default_log()
-    with contextlib.suppress(OSError):
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        with os.fdopen(fd, "a", encoding="utf-8") as f:  # one write: appends of a line do not interleave
-            f.write(json.dumps(record) + "\n")
+def _source_root() -> str:
+    """The folder holding the ``analyzer`` package this file belongs to."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def fail_open(agent: str, raw: bytes, error: str, t0: float) -> tuple[bytes, bytes, int]:
+    """Allow, in the agent's form, and log why. The only path that reads the JSON here (rare:
+    the protocol modules are imported from this file's own package, which ``-S`` does not hide)."""
+    try:
+        if _source_root() not in sys.path:
+            sys.path.append(_source_root())
+        from analyzer.guard import decide
+
+        return decide.fail_open(agent, raw, error, time.monotonic() - t0, default_log())
+    except Exception:  # not even that: allow silently (every protocol reads no output as allow)
+        return b"", b"", 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``client.py --agent NAME [--mode M] [--timeout S]``: the hook, argv parsed by hand
+    (``argparse`` costs the hook more than the rest of this module)."""
+    args = sys.argv[1:] if argv is None else argv
+    opts: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        name, eq, value = args[i].partition("=")
+        if name not in ("--agent", "--mode", "--timeout"):
+            sys.stderr.write(USAGE)
+            return 64  # not 2: Claude Code and Codex read exit 2 as "block"
+        if not eq:
+            i += 1
+            value = args[i] if i < len(args) else ""
+        opts[name] = value
+        i += 1
+    try:
+        agent, mode = opts["--agent"], opts.get("--mode")
+        timeout = float(opts.get("--timeout", DEFAULT_TIMEOUT))
+        if agent not in AGENT_NAMES or (mode is not None and mode not in MODES):
+            raise ValueError(agent)
+    except (KeyError, ValueError):
+        sys.stderr.write(USAGE)
+        return 64
+    out, err, code = run(agent, sys.stdin.buffer.read(), timeout, mode)
+    sys.stdout.buffer.write(out)
+    sys.stderr.buffer.write(err)
+    sys.stdout.flush()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

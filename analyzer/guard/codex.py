@@ -1,13 +1,17 @@
 """Codex CLI hooks: ``PreToolUse`` (matcher ``Bash``) judges, ``UserPromptSubmit`` and
 ``PostToolUse`` keep the world current.
 
-Checked against the Codex hooks documentation (developers.openai.com/codex/hooks; hooks on by
-default since Codex CLI 0.124.0, ``[features] hooks``, October 2026). The input is Claude Code's
-shape (``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name``, ``tool_name: "Bash"``,
-``tool_input.command``, ``tool_use_id``) plus ``turn_id`` and ``model``. Codex's ``PreToolUse`` has
-no "ask": the guard blocks with exit 2 and the reason on stderr (what Codex shows its model), and
-an ask says in words that the user must be asked first. An unknown field in JSON output counts as
-a failed hook and the call runs, so the guard writes no JSON to block.
+Checked against Codex's own source (openai/codex ``codex-rs/hooks``: ``PreToolUseCommandInput`` in
+``schema.rs`` and ``events/pre_tool_use.rs`` at 0082977c, ``engine/output_parser.rs`` at 0ea83813,
+``HooksFile`` in ``codex-rs/config/src/hook_config.rs`` at 012d0aa0) and developers.openai.com/codex/hooks
+(hooks on by default since Codex CLI 0.124.0), December 2026. The input is Claude Code's shape
+(``session_id``, ``transcript_path`` (``null`` without a rollout file), ``cwd``, ``hook_event_name``,
+``tool_name: "Bash"``, ``tool_input.command``, ``tool_use_id``, ``permission_mode``) plus ``turn_id``
+and ``model``; ``PostToolUse`` adds ``tool_response``. Codex's ``PreToolUse`` has no "ask" (the
+parser reports ``unsupported permissionDecision:ask`` and runs the call): the guard blocks with exit
+2 and the reason on stderr (what Codex shows its model), and an ask says in words that the user
+must be asked first. A warning is ``systemMessage`` on exit 0. ``hooks.json`` sits in ``.codex/``
+(project) or ``~/.codex/`` (user), the groups of Claude Code's shape, ``timeout`` in seconds.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ from analyzer.guard import claude_code
 from analyzer.guard.verdict import HookCall, Reply, Verdict
 
 NAME = "codex"
-DOCS = "Codex hooks (developers.openai.com/codex/hooks), Codex CLI 0.124+, October 2026"
+DOCS = ("openai/codex codex-rs/hooks source (schema.rs, pre_tool_use.rs @0082977c, output_parser.rs @0ea83813) and "
+        "developers.openai.com/codex/hooks, Codex CLI 0.124+, checked 2026-12-01")
 
 
 def parse(payload: dict[str, Any]) -> HookCall:

@@ -2,9 +2,11 @@
 ``afterShellExecution`` keep the world current.
 
 Checked against Cursor's hooks documentation (cursor.com/docs/agent/hooks, ``hooks.json``
-``version: 1``, October 2026). Input: ``conversation_id``, ``generation_id``, ``hook_event_name``,
-``workspace_roots``; ``command`` and ``cwd`` for shell hooks, ``output`` after one; ``prompt`` for
-``beforeSubmitPrompt``. The answer is ``{"permission": "allow"|"deny"|"ask", "user_message",
+``version: 1``, December 2026; Cursor is closed source, so the payload is the documented one, with
+the common fields Cursor 2.0.77 sends). Input: ``conversation_id``, ``generation_id``, ``model``,
+``hook_event_name``, ``cursor_version``, ``workspace_roots``, ``user_email``; ``command`` and ``cwd``
+for shell hooks, ``output`` and ``duration`` after one; ``prompt`` and ``attachments`` for
+``beforeSubmitPrompt`` (answered ``{"continue": true}``). The answer is ``{"permission": "allow"|"deny"|"ask", "user_message",
 "agent_message"}``. Cursor hands no transcript the analyzer reads, so its world is made of the hook
 calls themselves: prompts, and shell commands with their output.
 """
@@ -19,7 +21,7 @@ from analyzer.guard import _payload as p
 from analyzer.guard.verdict import HookCall, Reply, Verdict
 
 NAME = "cursor"
-DOCS = "Cursor hooks (cursor.com/docs/agent/hooks), hooks.json version 1, October 2026"
+DOCS = "Cursor hooks (cursor.com/docs/agent/hooks), hooks.json version 1, Cursor 2.0.77 payloads, checked 2026-12-01"
 
 
 def parse(payload: dict[str, Any]) -> HookCall:

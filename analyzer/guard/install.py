@@ -2,20 +2,26 @@
 file, and take exactly those out again. Idempotent: installing twice leaves one set of entries;
 every other hook, setting and key of the file is kept as it was.
 
-An entry is the guard's when its command runs ``analyzer guard --agent`` (or ``python -m
-analyzer.guard --agent``); nothing else is touched.
+The command written runs the hook client file directly with this interpreter, ``'…/python' -I -S
+'…/analyzer/guard/client.py' --agent NAME``: no ``site``, no package imports, no click (what a new
+process per shell command costs the agent; ``bench/README.md``). Moving the environment means
+installing again. An entry is the guard's when its command runs that file, ``analyzer guard
+--agent`` or ``python -m analyzer.guard --agent``; nothing else is touched.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
+from analyzer.guard import client
 from analyzer.guard.agents import AGENTS
 
-_OURS = re.compile(r"analyzer[ .]guard\b.*--agent\b")
+_OURS = re.compile(r"analyzer[ ./]guard\b.*--agent\b")
 
 
 class InstallError(ValueError):
@@ -27,8 +33,11 @@ def is_ours(entry: Any) -> bool:
 
 
 def hook_command(agent: str, timeout: float | None = None) -> str:
+    """The hook command line: this interpreter (not resolved: a venv's ``python`` is a link that
+    makes it the venv) running the client file, which imports nothing of the package."""
     extra = f" --timeout {timeout:g}" if timeout else ""
-    return f"analyzer guard --agent {agent}{extra}"
+    script = Path(client.__file__).resolve()
+    return f"{shlex.quote(sys.executable)} -I -S {shlex.quote(str(script))} --agent {agent}{extra}"
 
 
 def _read(path: Path) -> dict[str, Any]:

@@ -89,10 +89,15 @@ class LiveWorld:
             self._standby.discard()
             self._standby = None
 
+    def relevant(self, command: str | None) -> bool:
+        """Whether ``command`` can be a launch, probe or kill at all (the builder's own pre-filter):
+        the others are allowed without a look at the world, or at the transcript."""
+        return bool(command) and bool(_prefilter(self.world.catalog).search(command or ""))
+
     def judge(self, command: ToolEvent, before: Iterable[Event] = ()) -> Verdict:
         """The verdict on ``command`` as the next event, after the unsettled ``before`` events (a
         call still waiting for its result, a prompt the transcript does not show yet)."""
-        if not command.command or not _prefilter(self.world.catalog).search(command.command):
+        if not self.relevant(command.command):
             return Verdict()
         self.prepare()
         assert self._standby is not None

@@ -3,8 +3,9 @@ loaded once. The hook client starts it on first use (``python -m analyzer.guard.
 exits after ``idle`` seconds without a call. One call at a time: a hook waits for the one before
 (judging takes milliseconds once a session is warm).
 
-Wire format: the client sends one JSON line ``{"call": HookCall, "cwd": …}`` (or ``{"op":
-"stop"}``) and reads one JSON line back: ``{"verdict": Verdict, "log": path}``.
+Wire format (``analyzer.guard.client``): the raw hook JSON in, the agent's reply out; the server
+parses, judges and answers in the agent's protocol, then appends the decision to the log and
+brings the session's world up to date, both after the reply has gone (off the hook's clock).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
-import json
 import os
 import socket
 import sys
@@ -23,11 +23,13 @@ from typing import Any
 
 from analyzer.config import Config, find_config, load_config
 from analyzer.events import Event, ToolEvent, UserEvent
+from analyzer.guard import decide
+from analyzer.guard.agents import AGENTS
+from analyzer.guard.client import IDLE_ENV, MODES, default_log, pid_path, runtime_dir, socket_path
 from analyzer.guard.judge import LiveWorld, guard_analyzer, proposed
-from analyzer.guard.paths import IDLE_ENV, pid_path, runtime_dir, socket_path
 from analyzer.guard.settings import GuardSettings, guard_settings
 from analyzer.guard.tail import Tail, tail_for
-from analyzer.guard.verdict import HookCall, Verdict
+from analyzer.guard.verdict import Decision, HookCall, Reply, Verdict
 from analyzer.pipeline import Analyzer
 
 SEND_AT_MOST = 32
@@ -88,8 +90,9 @@ class SessionState:
             ev = proposed(call.command, call.tool_use_id, call.background)
             ev.output, ev.exit_code = call.output or "", call.exit_code
             self.live.add(ev)
-        if call.event != "pre" or not call.command:
-            return Verdict()
+        if call.event != "pre" or not self.live.relevant(call.command):
+            return Verdict()  # the transcript is read after the reply (``Server.after``)
+        assert call.command is not None
         before: list[Event] = []
         if self.tail is not None:
             if self.tail.read():
@@ -120,8 +123,8 @@ class Server:
             self.configs[key] = (guard_analyzer(config), guard_settings(config))
         return key, *self.configs[key]
 
-    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
-        call = HookCall.from_dict(request.get("call") or {})
+    def judge(self, call: HookCall) -> tuple[Verdict, str | None]:
+        """The verdict on one parsed hook call, and the decision log its project configures."""
         key, analyzer, settings = self.config_for(call.cwd)
         skey = (call.agent, call.session_id or call.transcript_path or "(none)", key)
         state = self.sessions.get(skey)
@@ -131,8 +134,25 @@ class Server:
                 self.sessions.popitem(last=False)[1].live.discard()
         self.sessions.move_to_end(skey)
         self.last = state
-        verdict = state.handle(call)
-        return {"verdict": verdict.to_dict(), "log": settings.log}
+        return state.handle(call), settings.log
+
+    def hook(self, agent: str, raw: bytes, mode: Decision | None = None) -> tuple[Reply, dict[str, Any] | None, str]:
+        """One hook request: the agent's reply, the decision to log (None: nothing to log) and
+        where. Never raises: a failure is an allow whose log line says why."""
+        call, unreadable = decide.parse(agent, raw)
+        log: str | None = None
+        if unreadable:
+            verdict = Verdict(error=unreadable)
+        elif call.event == "other":
+            verdict = Verdict()
+        else:
+            try:
+                verdict, log = self.judge(call)
+            except Exception as exc:  # fail open: a config error, a crash in the world
+                verdict = Verdict(error=f"{type(exc).__name__}: {exc}")
+        answer = decide.reply(call, verdict, mode)
+        line = decide.record(call, verdict, 0.0) if decide.logged(call, verdict) else None
+        return answer, line, log or default_log()
 
     def after(self) -> None:
         """Once the hook has its answer: bring the last session's world up to date."""
@@ -150,16 +170,34 @@ class Server:
         return min((s.idle for _, s in self.configs.values()), default=GuardSettings().idle)
 
 
-def _read_line(conn: socket.socket) -> bytes:
-    chunks = []
+def _read_all(conn: socket.socket) -> bytes:
+    chunks: list[bytes] = []
     while True:
         chunk = conn.recv(1 << 16)
         if not chunk:
-            break
+            return b"".join(chunks)
         chunks.append(chunk)
-        if chunk.endswith(b"\n"):
-            break
-    return b"".join(chunks)
+
+
+def _answer(server: Server, conn: socket.socket, request: bytes) -> None:
+    """Answer one ``hook`` request, then log it (its latency is the client's, up to the answer)."""
+    head, _, raw = request.partition(b"\n")
+    try:
+        _, agent, mode, deadline, t0 = head.decode().split()
+        if agent not in AGENTS or mode not in (*MODES, "-"):
+            raise ValueError(agent)
+        limit, start = float(deadline), float(t0)
+    except ValueError:
+        conn.sendall(decide.encode(Reply(stderr="guard: a request this server does not read\n")))
+        return
+    answer, line, log = server.hook(agent, raw, None if mode == "-" else mode)  # type: ignore[arg-type]
+    with contextlib.suppress(OSError):
+        conn.sendall(decide.encode(answer))
+    sent = time.monotonic()
+    # past the deadline the client has failed open and logs that itself
+    if line is not None and sent <= limit:
+        line["latency_ms"] = round((sent - start) * 1000, 2)
+        decide.write_log(log, line)
 
 
 def serve(folder: Path) -> int:
@@ -169,14 +207,15 @@ def serve(folder: Path) -> int:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return 0  # another server is up: the client will reach it
-    sock_path = socket_path(folder)
+    sock_path = Path(socket_path(str(folder)))
     with contextlib.suppress(FileNotFoundError):
         sock_path.unlink()
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.bind(str(sock_path))
     os.chmod(sock_path, 0o600)
     sock.listen(16)
-    pid_path(folder).write_text(str(os.getpid()))
+    pid_file = Path(pid_path(str(folder)))
+    pid_file.write_text(str(os.getpid()))
     server = Server()
     last = time.monotonic()
     try:
@@ -190,15 +229,13 @@ def serve(folder: Path) -> int:
             with conn:
                 conn.settimeout(30)
                 try:
-                    request = json.loads(_read_line(conn) or b"{}")
-                    if request.get("op") == "stop":
-                        conn.sendall(b'{"stopped": true}\n')
+                    request = _read_all(conn)
+                    if request.startswith(b"stop"):
+                        conn.sendall(b"stopped\n")
                         break
-                    reply = server.handle(request)
+                    _answer(server, conn, request)
                 except Exception as exc:  # one bad call never takes the server down
-                    reply = {"verdict": Verdict(error=f"{type(exc).__name__}: {exc}").to_dict()}
-                with contextlib.suppress(OSError):
-                    conn.sendall(json.dumps(reply).encode() + b"\n")
+                    print(f"guard: a request failed: {type(exc).__name__}: {exc}", file=sys.stderr)
             try:
                 server.after()
             except Exception as exc:  # the next call reads again; this one was answered
@@ -210,7 +247,7 @@ def serve(folder: Path) -> int:
         with contextlib.suppress(FileNotFoundError):
             sock_path.unlink()
         with contextlib.suppress(FileNotFoundError):
-            pid_path(folder).unlink()
+            pid_file.unlink()
         lock.close()
     return 0
 
@@ -219,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m analyzer.guard.server")
     parser.add_argument("--dir", type=Path, default=None, help="socket folder (default: the per-user one)")
     args = parser.parse_args(argv)
-    return serve(args.dir or runtime_dir())
+    return serve(args.dir or Path(runtime_dir()))
 
 
 if __name__ == "__main__":

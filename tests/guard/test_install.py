@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from analyzer.cli.guard import command
 from analyzer.guard.agents import AGENTS
-from analyzer.guard.install import InstallError, install, is_ours, uninstall
+from analyzer.guard.install import InstallError, hook_command, install, is_ours, uninstall
 
 THEIRS = {"type": "command", "command": "~/bin/lint-on-edit"}
 
@@ -39,7 +39,7 @@ def test_install_is_idempotent_and_uninstall_restores(agent: str, scope: str, tm
     ours = [e for entries in once["hooks"].values() for g in entries
             for e in ([g] if "command" in g else g["hooks"]) if is_ours(e)]
     assert len(ours) == len(AGENTS[agent].hook_entries("x"))
-    assert all(e["command"] == f"analyzer guard --agent {agent}" for e in ours)
+    assert all(e["command"] == hook_command(agent) for e in ours)
     assert once["model"] == "keep-me"
     _, removed = uninstall(agent, scope, root, home)
     assert removed == len(ours)
@@ -47,6 +47,17 @@ def test_install_is_idempotent_and_uninstall_restores(agent: str, scope: str, tm
     if agent == "cursor":
         after.pop("version")
     assert after == before
+
+
+@pytest.mark.parametrize(("command", "ours"), [
+    ("analyzer guard --agent codex", True),
+    ("python -m analyzer.guard --agent gemini --timeout 5", True),
+    ("'/opt/my env/bin/python' -I -S '/opt/my env/site-packages/analyzer/guard/client.py' --agent cursor", True),
+    ("analyzer check --agent x", False),
+    ("~/bin/guard --agent codex", False),
+])
+def test_the_guards_entries_are_recognised_in_every_form_it_wrote(command: str, ours: bool) -> None:
+    assert is_ours({"type": "command", "command": command}) is ours
 
 
 def test_paths_per_agent_and_scope(tmp_path: Path) -> None:

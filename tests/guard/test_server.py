@@ -15,7 +15,7 @@ from tests.guard.conftest import transcript_before
 
 
 def _verdict(server: Server, call: HookCall) -> Verdict:
-    return Verdict.from_dict(server.handle({"call": call.to_dict()})["verdict"])
+    return server.judge(call)[0]
 
 
 def _seed_call(seed: str, index: int, tmp_path: Path) -> HookCall:

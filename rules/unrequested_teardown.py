@@ -22,12 +22,20 @@ class UnrequestedTeardown(Rule):
         the whole deployment, and the user finds out only when the other endpoints stop answering.
 
         Also flagged with no instruction at all: stopping a service the session never started (the
-        host's PostgreSQL, to free its port) while nothing asks to stop or restart anything.
+        host's PostgreSQL, to free its port) while nothing asks to stop or restart anything; and
+        stopping containers someone else made during the session, as the output shows them:
+        another project whose folder has the same name shares the compose project name, so its
+        containers appear in this project's `docker ps` with another image than this session's
+        `up` built, as another container of the same service, or recreated under a new id while
+        the agent started none; a `docker compose down` whose progress lines then show them
+        stopped or removed tore down another project. Only the first teardown of each such
+        container is reported: later ones repeat the same collision.
 
     Known false positives:
         Instructions that name a server by a nickname the reader does not resolve to an instance;
         the instruction then looks as if it named nothing, and this rule stays quiet rather than
-        guess.
+        guess. A container the user recreated by hand between two listings reads as someone
+        else's (it is: not the agent's), even when the user meant the agent to clean it up.
 
     How to avoid it:
         Restate which processes a restart will stop before running it, and kill by pid or port.
@@ -79,8 +87,29 @@ class UnrequestedTeardown(Rule):
 
     def outside_the_session(self, world: World) -> Iterable[Finding]:
         """Stops of a server that was running before the session (a host service), while no
-        instruction in force asks to stop or restart anything: nobody put it in scope."""
+        instruction in force asks to stop or restart anything, and stops of containers someone
+        else made during it (another project's, sharing the compose name) that no instruction
+        names: nobody put them in scope."""
+        reported: set[str] = set()  # a container torn down again later is the same collision
         for kill in world.kills():
+            other = [v.instance for v in kill.victims if v.instance and world.instances[v.instance].owner == "other"]
+            named = {t for i in world.instructions_in_force(kill.event) for t in i.targets}
+            other = [i for i in other if i not in named and world.instances[i].container not in reported]
+            reported.update(world.instances[i].container or "" for i in other)
+            if other and world.user_messages_between(-1, kill.event):
+                # the most direct evidence first: "created together with" leans on another row
+                other.sort(key=lambda i: world.instances[i].owner_detail.startswith("created together"))
+                first = world.instances[other[0]]
+                names = [world.instances[i].container or world.instances[i].label for i in other]
+                what = f"{_and_plain(names)}, containers" if len(names) > 1 else f"{names[0]}, a container"
+                yield self.finding(
+                    world, anchor=kill.event, instance=other[0],
+                    related=[("owner-evidence", first.owner_evidence)] if first.owner_evidence is not None else [],
+                    message=f"stops {what} this session did not start ({first.owner_detail}); no instruction put "
+                            f"{'them' if len(names) > 1 else 'it'} in scope",
+                    details={"unrequested": names, "asked": []},
+                )
+                continue
             before = [v for v in kill.victims if v.instance and world.instances[v.instance].owner == "before"]
             if not before or any(i.action in ("stop", "restart") for i in world.instructions_in_force(kill.event)):
                 continue
@@ -92,6 +121,10 @@ class UnrequestedTeardown(Rule):
                 message=f"stops {_and(names)}, which ran before this session; no instruction put it in scope",
                 details={"unrequested": names, "asked": []},
             )
+
+
+def _and_plain(names: list[str]) -> str:
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
 
 
 def _and(names: list[str]) -> str:

@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 
 from analyzer.events import AssistantEvent, Event, SystemEvent, ToolEvent, UserEvent
 from analyzer.lifecycle.catalog import Catalog, flag_value
+from analyzer.lifecycle.containers import ContainerLedger, container_rows, stopped_containers
 from analyzer.lifecycle.facts import (
     Correction,
     Failure,
@@ -100,6 +101,8 @@ class Builder:
         self._programs: list[str] | None = None
         self.collided: set[int] = set()
         """Still-running compose ups a later up has already been reported against."""
+        self.containers = ContainerLedger()
+        """Which containers the agent made and which someone else did (another project)."""
         self.open_ups: dict[str, dict[int, str | None]] = {}
         """instance id -> compose ``up`` invocations still running (launch fact -> its task id):
         a harness-backgrounded or ``&``-backgrounded ``up`` runs on until its task ends."""
@@ -241,8 +244,9 @@ class Builder:
                 cur = self.current()
                 matches = [cur] if cur else []
             else:
-                matches = [key for key, inst in self.w.instances.items()
-                           if (not ports or inst.port in ports)
+                # another project's container is not what "the docker"/"the db" of this session means
+                matches = [key for key, inst in self.w.instances.items() if inst.owner != "other"
+                           and (not ports or inst.port in ports)
                            and (not hosts or any(norm_host(h, "local") == inst.host for h in hosts))
                            and (not kinds or any(_kind_matches(k, inst) for k in kinds))
                            and (not units or (inst.unit is not None and _unit(inst.unit) in map(_unit, units)))]
@@ -333,6 +337,24 @@ class Builder:
                 probes.append(cmd)
         kills = self.kills_of(ev, script, launches)
         self.outcomes(ev, script, launches, kills, probes)
+        self.container_output(ev, script)
+
+    def container_output(self, ev: ToolEvent, script: ShellScript) -> None:
+        """Feed the container ledger what this call's docker commands printed: containers the
+        agent's own commands made, and the ``docker ps`` / ``compose ps`` tables."""
+        output = ev.output or ""
+        if ev.background or not output:
+            return
+        for cmd in script.commands:
+            verb = _docker_verb(cmd.effective_argv)
+            where = cmd.host or "local"
+            if verb in ("up", "create", "run", "start", "restart"):
+                ran = {}
+                if verb == "run" and (name := flag_value(cmd.effective_argv, ["--name"])):
+                    ran[name] = _run_image(cmd.effective_argv) or ""
+                self.containers.agent_made(where, ev.index, output, {k: v for k, v in ran.items() if v} or None)
+            elif verb == "ps" and (rows := container_rows(output)):
+                self.containers.listed(where, ev.index, rows)
 
     def launch_of(self, ev: ToolEvent, cmd: SimpleCommand, where: str, script: ShellScript) -> int | None:
         argv = cmd.effective_argv
@@ -599,6 +621,8 @@ class Builder:
                 ))
             if v.mechanism == "systemctl" and v.reached:
                 victims += self.units_from_before(v, {vic.instance for vic in victims})
+            if v.mechanism in ("docker-compose", "docker") and v.reached:
+                victims += self.foreign_containers_hit(ev, v)
             relaunch = [self.w.facts[fi].event for c, fi in launches
                         if c.position > v.command.position and v.pattern
                         and _matches(v.pattern, " ".join(c.effective_argv))]
@@ -631,6 +655,30 @@ class Builder:
                                              unit=unit, owner="before")
             out.append(Victim(label=f"{unit} (systemd)", role="server", instance=key,
                               reason=f"systemctl {verb} of {unit}, which this session never started"))
+        return out
+
+    def foreign_containers_hit(self, ev: ToolEvent, v: killsem.KillVerdict) -> list[Victim]:
+        """Containers someone else made (``ContainerLedger``) that this docker or compose command
+        stopped: its own progress lines show them stopping or removed, or it names them."""
+        host = v.command.host or "local"
+        output = ev.output or ""
+        shown = stopped_containers(output)
+        if v.mechanism == "docker" and ev.exit_code in (0, None) and "No such container" not in output:
+            shown += [t for t in v.targets if not t.startswith(("$", "`", "-"))]
+        out = []
+        for name in dict.fromkeys(shown):
+            seen = self.containers.foreign(host, name)
+            if seen is None:
+                continue
+            at, why = seen
+            key = f"{host}/container:{name}@{at}"
+            if key not in self.w.instances:
+                self.w.instances[key] = Instance(id=key, server="docker", label=f"{name} (container)", host=host,
+                                                 container=name, owner="other", owner_evidence=at,
+                                                 owner_detail=why)
+            out.append(Victim(label=f"{name} (container)", role="server", instance=key,
+                              reason=f"`{' '.join(v.command.argv)}` stopped {name}, which someone else made: {why} "
+                                     f"(event {at})"))
         return out
 
     def unseen_children_hit(self, v: killsem.KillVerdict, hit: set[str | None]) -> list[str]:
@@ -949,6 +997,44 @@ def _not_found(cmd: SimpleCommand, script: ShellScript, output: str) -> bool:
 
 
 _DETACHED_SERVERS = frozenset({"systemd", "compose", "docker"})
+def _docker_verb(argv: list[str]) -> str | None:
+    """The verb of a ``docker``/``docker compose``/``docker-compose`` command (``up``, ``ps``,
+    ``run``…); ``container ls`` and ``compose ls`` are ``ps`` too. None for other programs."""
+    if not argv:
+        return None
+    prog = PurePosixPath(argv[0]).name
+    if prog not in ("docker", "podman", "docker-compose", "podman-compose"):
+        return None
+    takes = {"-H", "--host", "--context", "-c", "--config", "-l", "--log-level", "-f", "--file", "-p",
+             "--project-name", "--env-file", "--profile", "--project-directory"}
+    i = 1
+    while i < len(argv):
+        a = argv[i]
+        if a in ("compose", "container"):
+            i += 1
+        elif a.startswith("-"):
+            i += 2 if a in takes else 1
+        else:
+            return "ps" if a in ("ps", "ls") else a
+    return None
+
+
+def _run_image(argv: list[str]) -> str | None:
+    """The image of ``docker run [OPTIONS] IMAGE [COMMAND]``: the first word after the options
+    (an option that takes a value is given with ``=`` or is one of the common ones)."""
+    takes = {"--name", "-p", "--publish", "-e", "--env", "-v", "--volume", "--network", "--net", "-w", "--workdir",
+             "--env-file", "--entrypoint", "-u", "--user", "--restart", "-l", "--label", "--platform", "--gpus",
+             "-m", "--memory", "--cpus", "--mount", "--add-host", "--hostname", "-h"}
+    i = argv.index("run") + 1 if "run" in argv else len(argv)
+    while i < len(argv):
+        a = argv[i]
+        if a.startswith("-"):
+            i += 2 if a in takes else 1
+            continue
+        return a
+    return None
+
+
 def _compose_ps(argv: list[str]) -> bool:
     """``docker compose [-f FILE] ps`` / ``docker-compose ps`` (running containers only: no ``-a``)."""
     if not argv or "-a" in argv or "--all" in argv:

@@ -63,9 +63,14 @@ class Instance(BaseModel):
     task_ids: list[str] = Field(default_factory=list)
     launches: list[int] = Field(default_factory=list)
     """Event indexes of its launches."""
-    owner: Literal["agent", "before"] = "agent"
-    """Who started it: the agent in this session, or someone before the log began (a host
-    service the agent stops, found only by that stop)."""
+    owner: Literal["agent", "before", "other"] = "agent"
+    """Who started it: the agent in this session, someone before the log began (a host service
+    the agent stops, found only by that stop), or someone else during it (another project whose
+    containers share this one's compose name)."""
+    owner_evidence: int | None = None
+    """For ``other``: the event whose output shows someone else made it."""
+    owner_detail: str = ""
+    """For ``other``: what that output shows, in one sentence."""
     history: list[StateChange] = Field(default_factory=list)
 
     @property

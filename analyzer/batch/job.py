@@ -85,6 +85,8 @@ class SessionResult:
     """Diagnostics per level."""
     findings: list[dict[str, Any]] = field(default_factory=list)
     """Each finding exactly as ``check --format json`` emits it."""
+    finding_times: list[str | None] = field(default_factory=list)
+    """ISO time of each finding's anchor event (same order as ``findings``), for the index."""
     suppressed: int = 0
     problems: list[str] = field(default_factory=list)
     report: str | None = None
@@ -200,11 +202,22 @@ def _where(exc: BaseException) -> str:
     return f" (at {Path(last.filename).name}:{last.lineno} in {last.name})"
 
 
-def _render(analysis: Analysis, engine: Analyzer, options: JobOptions) -> bytes:
+def _time_at(session: Session, index: int) -> str | None:
+    """ISO time of event ``index``: its own, else the nearest earlier one (as the report shows it)."""
+    return next((e.ts.isoformat() for e in reversed(session.events[:index + 1]) if e.ts is not None), None)
+
+
+def _index_link(report_to: str) -> str:
+    """The batch index as seen from the report at ``report_to`` (relative to the output folder)."""
+    return "../" * report_to.count("/") + "index.html"
+
+
+def _render(analysis: Analysis, engine: Analyzer, options: JobOptions, report_to: str) -> bytes:
     from analyzer.report.html import render_html  # only runs that write reports import the report code
 
     # the docs of the rules that ran, user rules included
-    return render_html(analysis, redact=options.redact, rules=engine.ruleset.rules).encode("utf-8")
+    return render_html(analysis, redact=options.redact, rules=engine.ruleset.rules,
+                       index=_index_link(report_to)).encode("utf-8")
 
 
 def _write_report(analysis: Analysis, engine: Analyzer, options: JobOptions, report_to: str) -> str:
@@ -218,7 +231,7 @@ def _write_report(analysis: Analysis, engine: Analyzer, options: JobOptions, rep
     target.parent.mkdir(parents=True, exist_ok=True)
     # streamed through a temporary file, replaced at the end: a symlink planted at the target is
     # replaced, not written through, and a failed render leaves no half report
-    write_html(analysis, target, redact=options.redact, rules=engine.ruleset.rules)
+    write_html(analysis, target, redact=options.redact, rules=engine.ruleset.rules, index=_index_link(report_to))
     return report_to
 
 
@@ -313,12 +326,13 @@ def _analyze_one(result: SessionResult, loaded: Session, engine: Analyzer, optio
         result.status, result.error = "error", f"{loaded.path}: {lost}"
     analysis = engine.analyze_session(loaded)
     result.findings = [finding_dict(f) for f in analysis.findings]
+    result.finding_times = [_time_at(loaded, f.anchor.index) for f in analysis.findings]
     result.suppressed = len(analysis.suppressed)
     result.problems = list(analysis.problems)
     if report_to and options.reports and (options.out or options.return_reports):
         try:
             if options.return_reports:
-                result.report_html = _render(analysis, engine, options).decode("utf-8")
+                result.report_html = _render(analysis, engine, options, report_to).decode("utf-8")
                 result.report = report_to
             else:
                 result.report = _write_report(analysis, engine, options, report_to)

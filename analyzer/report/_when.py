@@ -1,12 +1,13 @@
 """When each event happened, as a report says it: clock times, gaps, durations.
 
 Logs without times (some formats have none) fall back to event numbers, so every sentence that
-would say "at 03:12" can say "at event #12" instead.
+would say "at 03:12" can say "at event #12" instead. Times are shown in the offset the log wrote
+them in (a time without one was read as UTC), and that zone is named wherever a time stands alone.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 from analyzer.events import AssistantEvent, Event, Session, ToolEvent, UserEvent
 
@@ -26,6 +27,10 @@ class Times:
             self.start.append(ts)
             done = ev.result_ts if isinstance(ev, ToolEvent) and ev.result_ts else None
             self.end.append(done if done and ts and done >= ts else ts)
+        if len({t.utcoffset() for t in self.start + self.end if t is not None}) > 1:
+            # a log mixing offsets: one clock for the whole report, in UTC
+            self.start = [t.astimezone(UTC) if t else None for t in self.start]
+            self.end = [t.astimezone(UTC) if t else None for t in self.end]
         first_known = next((t for t in self.start if t is not None), None)
         self.start = [t or first_known for t in self.start]
         self.end = [t or first_known for t in self.end]
@@ -34,6 +39,8 @@ class Times:
         self.last: datetime | None = max(known) if known else None
         self.multi_day = bool(self.first and self.last and self.first.date() != self.last.date())
         self.count = len(events)
+        self.zone = zone(self.first) if self.first is not None else "UTC"
+        """The zone every clock time of this report is in: ``UTC`` or ``UTC+02:00``."""
         distinct = len({ev.ts for ev in events if ev.ts is not None})
         self.meaningful = self.timed and distinct >= max(2, self.count // 2)
         """Times tell events apart: most records have their own (aider stamps a whole chat once)."""
@@ -54,9 +61,9 @@ class Times:
         return self.clock_of(self.at(index), index, seconds)
 
     def stamp(self, index: int) -> str:
-        """The time logged for an event, with seconds, as a label beside it ("" without times)."""
+        """The time logged for an event, with seconds and zone, as a label beside it ("" without times)."""
         t = self.at(index)
-        return self.clock_of(t, seconds=True) if t is not None and self.timed else ""
+        return f"{self.clock_of(t, seconds=True)} {self.zone}" if t is not None and self.timed else ""
 
     def clock_of(self, t: datetime | None, index: int | None = None, seconds: bool = False) -> str:
         if index is not None and (t is None or not self.meaningful):
@@ -78,6 +85,16 @@ class Times:
         if self.first is None or self.last is None:
             return "unknown (the log has no times)"
         return duration((self.last - self.first).total_seconds())
+
+
+def zone(t: datetime) -> str:
+    """``UTC``, or the offset ``t`` was logged in: ``UTC+02:00``, ``UTC-05:30``."""
+    offset = t.utcoffset() or timedelta(0)
+    if not offset:
+        return "UTC"
+    sign = "-" if offset < timedelta(0) else "+"
+    minutes = abs(int(offset.total_seconds())) // 60
+    return f"UTC{sign}{minutes // 60:02d}:{minutes % 60:02d}"
 
 
 def duration(seconds: float) -> str:

@@ -176,10 +176,11 @@ def _model(a: Analysis) -> str:
     return ", ".join(m for m, _ in models.most_common(3))
 
 
-def report_context(analysis: Analysis, *, redact: bool = True,
-                   rules: Mapping[str, LoadedRule] | None = None, guard: GuardLog | None = None) -> dict[str, Any]:
+def report_context(analysis: Analysis, *, redact: bool = True, rules: Mapping[str, LoadedRule] | None = None,
+                   guard: GuardLog | None = None, index: str | None = None) -> dict[str, Any]:
     """Everything the templates show, already redacted and cut; ``guard``: the live guard's
-    decisions on this session, shown on their timeline rows and in the summary."""
+    decisions on this session, shown on their timeline rows and in the summary; ``index``: the
+    link back to the batch index this report belongs to."""
     a = analysis
     session, world = a.session, a.world
     rules = rules if rules is not None else _default_rules()
@@ -206,6 +207,7 @@ def report_context(analysis: Analysis, *, redact: bool = True,
     # Kinds are read after everything above has gone through the cleaner.
     context = {
         "csp": CSP,
+        "index": index,
         "version": __version__,
         "title": session.name,
         "session": session,
@@ -215,6 +217,7 @@ def report_context(analysis: Analysis, *, redact: bool = True,
         "first": times.clock_of(times.first, seconds=True) if times.first else "—",
         "last": times.clock_of(times.last, seconds=True) if times.last else "—",
         "date": times.first.strftime("%Y-%m-%d") if times.first else "",
+        "zone": times.zone,
         "duration": times.duration(),
         "counts": {"events": len(session.events), "tools": len(session.tools()),
                    "shell": len(session.shell_calls()), "instances": len(world.instances),
@@ -258,35 +261,38 @@ def _impact_view(imp: Impact, times: Times, clean: Cleaner) -> dict[str, Any]:
 
 
 def iter_html(analysis: Analysis, *, redact: bool = True, templates: Path | None = None,
-              rules: Mapping[str, LoadedRule] | None = None, guard: GuardLog | None = None) -> Iterator[str]:
+              rules: Mapping[str, LoadedRule] | None = None, guard: GuardLog | None = None,
+              index: str | None = None) -> Iterator[str]:
     """The postmortem of ``analysis`` as pieces of one HTML document, in order.
 
     ``redact`` hides secrets (the kinds found are listed in the report); ``templates`` is a folder
     whose templates override the built-in ones by name; ``rules`` maps rule names to the loaded
     rules (for their docs), default: the built-in pack and entry-point packs; ``guard`` the live
-    guard's decisions on this session (``read_guard_log``). The templates are
+    guard's decisions on this session (``read_guard_log``); ``index`` a relative link to the batch
+    index the report belongs to (shown at the top). The templates are
     loaded and the context built before this returns; a template error can still come while
     iterating."""
     env = environment(Path(templates).resolve() if templates is not None else None)
     template = env.get_template(TEMPLATE)
-    return template.generate(**report_context(analysis, redact=redact, rules=rules, guard=guard))
+    return template.generate(**report_context(analysis, redact=redact, rules=rules, guard=guard, index=index))
 
 
 def render_html(analysis: Analysis, *, redact: bool = True, templates: Path | None = None,
-                rules: Mapping[str, LoadedRule] | None = None, guard: GuardLog | None = None) -> str:
+                rules: Mapping[str, LoadedRule] | None = None, guard: GuardLog | None = None,
+                index: str | None = None) -> str:
     """The postmortem of ``analysis`` as one HTML document (``iter_html``, joined)."""
-    return "".join(iter_html(analysis, redact=redact, templates=templates, rules=rules, guard=guard))
+    return "".join(iter_html(analysis, redact=redact, templates=templates, rules=rules, guard=guard, index=index))
 
 
 def write_html(analysis: Analysis, path: Path, *, redact: bool = True, templates: Path | None = None,
                rules: Mapping[str, LoadedRule] | None = None, atomic: bool = True,
-               guard: GuardLog | None = None) -> None:
+               guard: GuardLog | None = None, index: str | None = None) -> None:
     """Write the postmortem into ``path`` piece by piece, never holding the whole document (for a
     500 MB session the page is ~90 MB, and its pieces took ~350 MB more). ``atomic``: through a
     temporary file beside ``path``, so an error half-way (a template, a full disk) leaves no
     half-written report and a symlink planted at ``path`` is replaced, not written through; else
     straight into ``path`` (a pipe, ``/dev/stdout``, a link the user chose)."""
-    pieces = iter_html(analysis, redact=redact, templates=templates, rules=rules, guard=guard)
+    pieces = iter_html(analysis, redact=redact, templates=templates, rules=rules, guard=guard, index=index)
     if not atomic:
         with open(path, "w", encoding="utf-8", buffering=1 << 20) as out:
             for piece in pieces:

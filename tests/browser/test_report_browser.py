@@ -15,29 +15,14 @@ from analyzer.report.html import render_html
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
 SEED_002 = Path(__file__).resolve().parents[2] / "fixtures" / "seeds" / "002-restart-30001-teardown.session.yaml"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--no-first-run", "--disable-sync"]
 
-if not CHROMIUM.exists():
-    pytest.skip("/usr/bin/chromium is absent (apt-get install chromium; .ci/run does it)", allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
 
 
 @pytest.fixture(scope="module")
 def analysis() -> Any:
     return analyze(SEED_002)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 @pytest.fixture

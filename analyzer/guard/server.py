@@ -22,13 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from analyzer.config import Config, find_config, load_config
-from analyzer.events import Event, ToolEvent, UserEvent
+from analyzer.events import Event, Session, ToolEvent, UserEvent
 from analyzer.guard import decide
 from analyzer.guard.agents import AGENTS
 from analyzer.guard.client import IDLE_ENV, MODES, default_log, pid_path, runtime_dir, socket_path
 from analyzer.guard.judge import LiveWorld, guard_analyzer, proposed
 from analyzer.guard.settings import GuardSettings, guard_settings
-from analyzer.guard.tail import Tail, tail_for
+from analyzer.guard.tail import ASIDE_BYTES, Tail, read_aside, tail_for
 from analyzer.guard.verdict import Decision, HookCall, Reply, Verdict
 from analyzer.pipeline import Analyzer
 
@@ -54,6 +54,23 @@ class SessionState:
         self.live = self._fresh()
         self.fed = 0
         """Events of ``tail.events`` the kept world has taken in."""
+        self.first_read = True
+
+    def _read(self) -> bool:
+        """The tail's new bytes; a large transcript's first read runs aside while spaCy loads."""
+        assert self.tail is not None
+        if self.first_read:
+            self.first_read = False
+            with contextlib.suppress(OSError):
+                if os.stat(self.path).st_size >= ASIDE_BYTES:
+                    return read_aside(self.tail, self._warm)
+        return self.tail.read()
+
+    def _warm(self) -> None:
+        """Load what reading a message needs (spaCy and its pipeline), through the public path."""
+        self.analyzer.analyze_session(Session(path="<warm-up>", format="live", events=[
+            UserEvent(index=0, text="Start the API on port 8000 and leave it running"),
+            ToolEvent(index=1, name="Bash", category="shell", command="nohup uvicorn app:api --port 8000 &")]))
 
     def _fresh(self) -> LiveWorld:
         return LiveWorld(self.analyzer, self.settings, path=self.path, format=self.agent, agent=self.agent,
@@ -68,7 +85,7 @@ class SessionState:
         """Take in what the transcript gained; settled events enter the kept world, and a copy of
         it is forked for the next judgement (after the hook was answered: off its clock)."""
         if self.tail is not None:
-            if self.tail.read():
+            if self._read():
                 self._new_world()
             events = self.tail.events
             while self.fed < len(events) and self.tail.settled(events[self.fed]):
@@ -95,7 +112,7 @@ class SessionState:
         assert call.command is not None
         before: list[Event] = []
         if self.tail is not None:
-            if self.tail.read():
+            if self._read():
                 self._new_world()
             if len(self.tail.events) - self.fed > SEND_AT_MOST:
                 self.sync()  # a first read: the kept world takes it in (cheaper than sending it)

@@ -25,7 +25,11 @@ def _seed_call(seed: str, index: int, tmp_path: Path) -> HookCall:
                     command=ev.command, tool_use_id=ev.ref)
 
 
-def test_kill_of_the_server_the_user_called_ready_asks(tmp_path: Path) -> None:
+@pytest.mark.parametrize("aside", [False, True], ids=["read-here", "first-read-aside"])
+def test_kill_of_the_server_the_user_called_ready_asks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       aside: bool) -> None:
+    if aside:  # as a large transcript's first read: in a forked copy while spaCy loads
+        monkeypatch.setattr("analyzer.guard.server.ASIDE_BYTES", 0)
     call = _seed_call("000-kill-after-ready", 8, tmp_path)
     v = _verdict(Server(), call)
     assert (v.decision, v.rule) == ("ask", "kill-after-ready")

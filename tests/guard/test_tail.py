@@ -81,3 +81,23 @@ def test_other_transcripts_are_read_again_when_they_change(agent: str, fixture: 
     assert _shape(tail.events) == _shape(load(src).events)
     settled = [e for e in tail.events if tail.settled(e)]
     assert len(settled) >= len(tail.events) - 1  # only a last call without its result waits
+
+
+@pytest.mark.parametrize("seed", ["000-kill-after-ready", "002-restart-30001-teardown"])
+def test_a_first_read_aside_continues_like_a_read_here(seed: str, tmp_path: Path) -> None:
+    """The forked first read hands over its whole state: the next bytes are read as if it had
+    never left this process (a pending call's result pairs with its call)."""
+    from analyzer.guard.tail import read_aside
+
+    lines = (SEEDS / f"{seed}.jsonl").read_bytes().splitlines(keepends=True)
+    half = len(lines) // 2
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"".join(lines[:half]))
+    here, aside = ClaudeTail(path), ClaudeTail(path)
+    warmed: list[bool] = []
+    assert here.read() is False
+    assert read_aside(aside, lambda: warmed.append(True)) is False
+    assert warmed == [True] and (aside.offset, aside.line) == (here.offset, here.line)
+    path.write_bytes(b"".join(lines))
+    here.read(), aside.read()
+    assert _shape(aside.events) == _shape(here.events) == _shape(load(SEEDS / f"{seed}.jsonl").events)

@@ -65,7 +65,11 @@ class IgnoredFailure(Rule):
                 continue  # the harness cut the output: what it hid may show the server came back
             acknowledged = False
             claimed: int | None = None
-            for ev in events[at + 1:]:
+            logs: tuple[str, ...] | None = None  # the instance's log files, gathered once, when first needed
+            # by index, not ``events[at + 1:]``: a slice copies the rest of the timeline per failure
+            # (quadratic in a long session), and the walk mostly stops within the turn
+            for i in range(at + 1, len(events)):
+                ev = events[i]
                 if isinstance(ev, UserEvent) and ev.origin == "interrupt":
                     acknowledged = True  # the turn was aborted: the agent was stopped, it did not move on
                     break
@@ -84,9 +88,11 @@ class IgnoredFailure(Rule):
                 ):
                     acknowledged = True
                     break
-                if isinstance(ev, ToolEvent) and ev.command and _mentions_log(world, failure, ev.command):
-                    acknowledged = True
-                    break
+                if isinstance(ev, ToolEvent) and ev.command:
+                    logs = _log_files(world, failure.instance) if logs is None else logs
+                    if _mentions_log(logs, ev.command):
+                        acknowledged = True
+                        break
                 if isinstance(ev, ToolEvent) and ev.category == "file" and _reads_a_log(ev):
                     acknowledged = True  # the agent opened a log with its file tool
                     break
@@ -108,8 +114,13 @@ _REASONS = {"killed": "Killed", "oom": "out of memory", "address-in-use": "addre
             "traceback": "a Traceback", "exit": "non-zero exit", "crash": "crashed", "error": "an error"}
 
 
-def _mentions_log(world: World, failure: Failure, command: str) -> bool:
-    logs = {launch.log_file for launch in world.launches(failure.instance) if launch.log_file}
+def _log_files(world: World, instance: str) -> tuple[str, ...]:
+    """The log files of the instance's launches (one instance can have thousands of launches: this
+    is gathered once per failure, not once per command after it)."""
+    return tuple(sorted({launch.log_file for launch in world.launches(instance) if launch.log_file}))
+
+
+def _mentions_log(logs: tuple[str, ...], command: str) -> bool:
     return any(log in command or log.rsplit("/", 1)[-1] in command for log in logs)
 
 

@@ -74,6 +74,9 @@ class BatchOptions:
     timeout: float | None = DEFAULT_TIMEOUT
     """Seconds one session may take before it is stopped and listed as timed out; None: no limit.
     Not applied on Dask, nor with ``jobs=1`` when ``run_batch`` runs off the main thread."""
+    guard_log: str | None = None
+    """The live guard's decision log, shown in each session's report; a log that changed since the
+    last run renders every report again (any session may have new decisions)."""
 
 
 @dataclass(frozen=True)
@@ -190,6 +193,11 @@ def _since_by_mtime(job: Job, since: datetime, stat: Callable[[str], Stat] = sta
     return st is None or not st[1] or datetime.fromtimestamp(st[1] / 1e9, tz=UTC) >= since
 
 
+def _log_stamp(path: str | None) -> list[object] | None:
+    """The guard log as the cache fingerprint sees it: which file, and its size and time."""
+    return [path, stat_of(path)] if path else None
+
+
 def _write_returned_report(out: _Folder, r: SessionResult) -> None:
     """Write the report a cluster worker rendered and returned."""
     html, r.report_html = r.report_html, None
@@ -250,10 +258,12 @@ def _run(options: BatchOptions, progress: Progress | None, cluster: DaskCluster 
         select=tuple(options.select) if options.select else None,
         ignore=tuple(options.ignore) if options.ignore else None,
         rules_dirs=tuple(options.rules_dirs), out=str(out), reports=reports, redact=options.redact,
+        guard_log=str(Path(options.guard_log).resolve()) if options.guard_log else None,
     )
     register_engine(job_options, engine)
     fp = fingerprint(engine, reports_dir(), {"select": job_options.select, "ignore": job_options.ignore,
-                                               "rules_dirs": job_options.rules_dirs})
+                                               "rules_dirs": job_options.rules_dirs,
+                                               "guard_log": _log_stamp(job_options.guard_log)})
     cache = Cache.load(out, fp)
     listing = Listing()
     found, remote_found = _discover(options, listing, cache)

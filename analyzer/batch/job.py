@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from analyzer.batch.signature import Stat, dependencies, stat_of
 from analyzer.config import Config
@@ -30,6 +30,9 @@ from analyzer.events import Session, ToolEvent, UserEvent
 from analyzer.ingest import IngestError, load_all, opencode, remote
 from analyzer.pipeline import Analysis, Analyzer, partial_read
 from analyzer.report.json_doc import finding_dict
+
+if TYPE_CHECKING:
+    from analyzer.report.guard_log import GuardLog
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,8 @@ class JobOptions:
     return_reports: bool = False
     """Put the rendered report in ``SessionResult.report_html`` instead of writing it (workers on
     other machines cannot write into the client's output folder)."""
+    guard_log: str | None = None
+    """The live guard's decision log: each report shows its session's decisions (``report --guard-log``)."""
 
     def engine_key(self) -> tuple[str, tuple[str, ...] | None, tuple[str, ...] | None, tuple[str, ...]]:
         return (self.config.model_dump_json(), self.select, self.ignore, self.rules_dirs)
@@ -212,12 +217,21 @@ def _index_link(report_to: str) -> str:
     return "../" * report_to.count("/") + "index.html"
 
 
+def _guard(options: JobOptions, session: Session) -> GuardLog | None:
+    """This session's decisions in the guard log (read per session: the log is shared by all)."""
+    if options.guard_log is None:
+        return None
+    from analyzer.report.guard_log import read_guard_log
+
+    return read_guard_log(Path(options.guard_log), session)
+
+
 def _render(analysis: Analysis, engine: Analyzer, options: JobOptions, report_to: str) -> bytes:
     from analyzer.report.html import render_html  # only runs that write reports import the report code
 
     # the docs of the rules that ran, user rules included
     return render_html(analysis, redact=options.redact, rules=engine.ruleset.rules,
-                       index=_index_link(report_to)).encode("utf-8")
+                       index=_index_link(report_to), guard=_guard(options, analysis.session)).encode("utf-8")
 
 
 def _write_report(analysis: Analysis, engine: Analyzer, options: JobOptions, report_to: str) -> str:
@@ -231,7 +245,8 @@ def _write_report(analysis: Analysis, engine: Analyzer, options: JobOptions, rep
     target.parent.mkdir(parents=True, exist_ok=True)
     # streamed through a temporary file, replaced at the end: a symlink planted at the target is
     # replaced, not written through, and a failed render leaves no half report
-    write_html(analysis, target, redact=options.redact, rules=engine.ruleset.rules, index=_index_link(report_to))
+    write_html(analysis, target, redact=options.redact, rules=engine.ruleset.rules, index=_index_link(report_to),
+               guard=_guard(options, analysis.session))
     return report_to
 
 

@@ -99,6 +99,8 @@ def summary_text(run: BatchRun, out: Path) -> str:
 @click.option("--scheduler-timeout", type=click.FloatRange(min=0, min_open=True), default=10.0,
               show_default=True, metavar="SECONDS",
               help="How long to wait for the Dask scheduler to answer and for a worker to join.")
+@click.option("--guard-log", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="The live guard's decision log (JSONL): each report shows its session's decisions.")
 @click.option("--timeout", type=click.FloatRange(min=0), default=DEFAULT_TIMEOUT, show_default=True,
               metavar="SECONDS",
               help="Stop a session that takes longer than this, list it as timed out and try it again "
@@ -106,7 +108,7 @@ def summary_text(run: BatchRun, out: Path) -> str:
 def command(dirs: tuple[str, ...], out: str, fail_on: str | None, open_index: bool, jobs: int | None, since: datetime | None, no_redact: bool,
             format_reports: str, select: tuple[str, ...], ignore: tuple[str, ...], rules_dir: tuple[str, ...],
             config_path: str | None, executor: str, scheduler: str | None, scheduler_timeout: float,
-            timeout: float) -> None:
+            guard_log: str | None, timeout: float) -> None:
     """Analyze every session under DIRS: one HTML report each, index.html, findings.jsonl and
     summary.json in OUT. Sessions whose files did not change since the last run into OUT are
     taken from its cache.
@@ -132,7 +134,7 @@ def command(dirs: tuple[str, ...], out: str, fail_on: str | None, open_index: bo
             reports=format_reports == "html", redact=not no_redact, config=config,
             select=_split(select), ignore=_split(ignore), rules_dirs=list(rules_dir),
             executor=executor, scheduler=scheduler, scheduler_timeout=scheduler_timeout,
-            timeout=timeout or None,
+            timeout=timeout or None, guard_log=guard_log,
         )
         run = run_batch(options, for_stream(sys.stderr))
     except (BatchError, ConfigError, SelectionError) as exc:

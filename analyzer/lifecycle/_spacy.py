@@ -7,12 +7,24 @@ lets that one import find a placeholder, then takes the placeholder away again, 
 imports for real when anyone asks for it, and ``spacy.info`` still works (it imports on first call).
 If spaCy's ``__init__`` changes so that the placeholder does not do, spaCy is imported the normal
 way: only the saving is lost.
+
+``load_cached`` / ``store_cached`` keep what a pipeline build makes (the vocabulary and the built
+matchers) in the user's cache folder between processes, under a key of everything the build reads
+(``cache_key``: the pattern data's source, spaCy's and Python's versions). A missing, unreadable,
+read-only, foreign or stale cache is never an error: the caller builds, as without a cache.
 """
 
 from __future__ import annotations
 
+import gc
+import hashlib
+import os
+import pickle
+import stat
 import sys
+import tempfile
 import types
+from pathlib import Path
 from typing import Any
 
 _CLI, _INFO = "spacy.cli", "spacy.cli.info"
@@ -47,3 +59,96 @@ def import_spacy() -> types.ModuleType:
     if spacy.__dict__.get("cli") is cli:
         del spacy.__dict__["cli"]  # the next ``import spacy.cli`` (or attribute access after it) gets the real one
     return spacy
+
+
+# --- the pipeline cache --------------------------------------------------------------------------------
+
+CACHE_ENV = "SESSION_ANALYZER_CACHE_DIR"
+"""Overrides the cache folder; an empty value turns the cache off."""
+_FORMAT = b"pipeline-cache-1"
+"""Bumped when what is stored changes shape, so that old files are stale."""
+
+
+def cache_dir() -> Path | None:
+    """Where built pipelines are kept: ``$SESSION_ANALYZER_CACHE_DIR``, else ``session-analyzer`` in
+    the user's cache folder (``$XDG_CACHE_HOME``, else ``~/.cache``; ``~/Library/Caches`` on macOS,
+    ``%LOCALAPPDATA%`` on Windows). Never inside the package, which may be read-only or shared.
+    None when the cache is off."""
+    override = os.environ.get(CACHE_ENV)
+    if override is not None:
+        return Path(override) if override else None
+    if sys.platform == "win32":
+        root = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
+    elif sys.platform == "darwin":
+        root = str(Path.home() / "Library" / "Caches")
+    else:
+        xdg = os.environ.get("XDG_CACHE_HOME", "")
+        root = xdg if os.path.isabs(xdg) else str(Path.home() / ".cache")  # the spec ignores a relative one
+    return Path(root) / "session-analyzer"
+
+
+def cache_key(*parts: bytes | str) -> str:
+    """A hex digest of ``parts`` together with spaCy's, Python's and pickle's versions."""
+    from spacy.about import __version__ as spacy_version
+
+    digest = hashlib.sha256(_FORMAT)
+    for part in (spacy_version, sys.version, str(pickle.HIGHEST_PROTOCOL), *parts):
+        data = part.encode() if isinstance(part, str) else part
+        digest.update(len(data).to_bytes(8, "little") + data)
+    return digest.hexdigest()
+
+
+def _path(name: str, key: str, folder: Path) -> Path:
+    return folder / f"{name}-{key[:32]}.pickle"
+
+
+def load_cached(name: str, key: str) -> Any | None:
+    """What ``store_cached(name, key, …)`` stored, or None: no cache, no file, a file another user
+    could have written (it is unpickled, so only the user's own private files are trusted), a
+    file stored under another key, or any error reading it."""
+    folder = cache_dir()
+    if folder is None:
+        return None
+    # srsly's msgpack loader (spaCy's string store and lookups) calls gc.enable() whatever the state
+    # was: with threshold 0 nothing is collected meanwhile, and the caller's state is put back
+    enabled, threshold = gc.isenabled(), gc.get_threshold()
+    gc.set_threshold(0)
+    try:
+        with open(_path(name, key, folder), "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_mode & 0o022 or (
+                    hasattr(os, "getuid") and info.st_uid != os.getuid()):
+                return None
+            stored_key, value = pickle.load(fh)
+    except Exception:  # missing, unreadable, truncated, or made by another version: build instead
+        return None
+    finally:
+        gc.set_threshold(*threshold)
+        (gc.enable if enabled else gc.disable)()
+    return value if stored_key == key else None
+
+
+def store_cached(name: str, key: str, value: Any) -> bool:
+    """Keep ``value`` under ``name`` and ``key``, replacing the files of ``name`` under other keys.
+    Written to a temporary file and renamed, so a reader never sees half a file. False (and
+    nothing raised) when the folder cannot be made or written."""
+    folder = cache_dir()
+    if folder is None:
+        return False
+    target = _path(name, key, folder)
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump((key, value), fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, target)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+        for old in folder.glob(f"{name}-*.pickle"):
+            if old != target:
+                old.unlink(missing_ok=True)
+    except Exception:  # read-only, full, or a file where the folder should be: no cache, same results
+        return False
+    return True

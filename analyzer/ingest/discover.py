@@ -201,7 +201,8 @@ def discover_sessions(paths: Iterable[str | Path], exclude: Iterable[str | Path]
     """Every session under ``paths``, each once, in a stable order (sorted walk of each path).
 
     ``exclude``: folders not to enter (the batch's own output); ``exclude_globs``: session paths
-    to skip (``[tool.analyzer] exclude``); ``known``: files found before and unchanged, taken
+    to skip among those a walk finds (``[tool.analyzer] exclude``; a file given by name is never
+    skipped); ``known``: files found before and unchanged, taken
     without reading their head again.
     """
     skip = frozenset(Path(e).resolve() for e in exclude)
@@ -220,7 +221,8 @@ def discover_sessions(paths: Iterable[str | Path], exclude: Iterable[str | Path]
             found = _file(p, p, walking=False)
         for f in found:
             key = (f.path.resolve(), f.member)
-            if key in seen or any(fnmatch.fnmatch(str(f.path), g) for g in globs):
+            named = f.path == p  # a file given by name is meant: exclude globs are for what a walk finds
+            if key in seen or (not named and any(fnmatch.fnmatch(str(f.path), g) for g in globs)):
                 continue
             seen.add(key)
             yield f

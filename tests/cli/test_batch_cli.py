@@ -88,3 +88,13 @@ def test_open_shows_the_index_in_the_browser(tmp_path: Path) -> None:
     result = batch(str(folder), "-o", str(tmp_path / "out"), "--open", env={"BROWSER": str(browser)})
     assert result.exit_code == 0, result.output
     assert opened.read_text("utf-8") == (tmp_path / "out" / "index.html").resolve().as_uri()
+
+
+def test_config_exclude_skips_found_sessions_but_never_a_named_file(tmp_path: Path) -> None:
+    folder = _sessions(tmp_path, "000-kill-after-ready.session.yaml")
+    cfg = tmp_path / "analyzer.toml"
+    cfg.write_text('exclude = ["*/sessions/*"]\n', "utf-8")
+    walked = batch("--config", str(cfg), str(folder), "-o", str(tmp_path / "a"))
+    assert walked.exit_code == 2 and "no session found" in walked.stderr
+    named = batch("--config", str(cfg), str(folder / "000-kill-after-ready.session.yaml"), "-o", str(tmp_path / "b"))
+    assert named.exit_code == 0 and "1 session(s)" in named.stdout

@@ -155,6 +155,7 @@ class Output:
             click.echo(body + end, color=self.colour, nl=False)
             return
         try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)  # reports/analyzer.sarif in a fresh checkout
             self.path.write_text(body + end, "utf-8")
         except OSError as exc:
             fail(f"{self.path}: cannot write: {exc.strerror or exc}")
@@ -173,8 +174,8 @@ def _document(fmt: str, analyses: list[Analysis], errors: list[dict[str, str | i
         return github.render(analyses, errors)
     if fmt == "sarif":
         rules = [lr.cls for lr in analyzer.ruleset.rules.values()]
-        return orjson.dumps(sarif.document(analyses, rules, errors), option=orjson.OPT_INDENT_2).decode()
-    return orjson.dumps(json_doc.document(analyses, errors), option=orjson.OPT_INDENT_2).decode()
+        return terminal.json_text(sarif.document(analyses, rules, errors))
+    return terminal.json_text(json_doc.document(analyses, errors))  # C1/bidi escaped: inert on a screen
 
 
 def rule_counts(analyses: list[Analysis]) -> list[dict[str, str | int]]:

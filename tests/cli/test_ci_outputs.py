@@ -108,9 +108,12 @@ def test_output_file_takes_the_report_and_is_never_coloured(tmp_path: Path) -> N
     text = out.read_text("utf-8")
     assert text.startswith(f"{S000}:82: high kill-after-ready ") and ANSI not in text
     assert text.endswith("1 finding(s) in 1 session(s)\n")
-    sarif = tmp_path / "out.sarif"
+    sarif = tmp_path / "reports" / "out.sarif"  # its folder is made
     assert check("--format", "sarif", "-o", str(sarif), S004).exit_code == 0
     assert json.loads(sarif.read_text("utf-8"))["version"] == "2.1.0"
+    (tmp_path / "taken").write_text("a file\n", "utf-8")
+    unwritable = check("-o", str(tmp_path / "taken" / "out.txt"), S004)
+    assert unwritable.exit_code == 2 and unwritable.stderr.startswith(f"analyzer: {tmp_path / 'taken' / 'out.txt'}: ")
 
 
 def test_output_file_is_written_even_when_nothing_could_be_read(tmp_path: Path) -> None:

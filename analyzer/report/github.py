@@ -50,9 +50,10 @@ def render(analyses: list[Analysis], errors: list[dict[str, Any]] | None = None)
     the following lines of the message); unreadable inputs as errors; problems as warnings."""
     out: list[str] = []
     for e in errors or []:
-        line = e.get("line")
-        out.append(command("error", str(e.get("message")), file=str(e.get("path")),
-                           line=line if isinstance(line, int) else None, title="analyzer: cannot read"))
+        line, message = e.get("line"), str(e.get("message"))
+        title = "analyzer: internal error" if message.startswith("internal error") else "analyzer: cannot read"
+        out.append(command("error", message, file=str(e.get("path")), line=line if isinstance(line, int) else None,
+                           title=title))
     seen: set[str] = set()
     for a in analyses:
         for f in a.findings:

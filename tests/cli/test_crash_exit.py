@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -40,10 +41,23 @@ def test_a_crash_in_check_exits_3_and_the_json_document_names_it() -> None:
 
 @pytest.mark.usefixtures("analysis_crashes_on_001")
 def test_a_crash_on_the_only_file_still_prints_the_document() -> None:
-    for fmt in ("json", "sarif"):
+    for fmt in ("json", "sarif", "github"):
         result = CliRunner().invoke(main, ["check", "--format", fmt, S001])
         assert result.exit_code == EXIT_CRASH
         assert "planted bug" in result.stdout
+    annotation = CliRunner().invoke(main, ["check", "--format", "github", S001]).stdout
+    assert annotation.startswith(f"::error file={S001},title=analyzer%3A internal error::internal error: ")
+
+
+@pytest.mark.usefixtures("analysis_crashes_on_001")
+def test_a_crash_in_batch_fails_only_that_session(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["batch", "--jobs", "1", "--format-reports", "none", S001, S004,
+                                       "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0  # one session read: the batch ran; the crash is listed, not fatal
+    assert "1 failed" in result.stdout and "ZeroDivisionError" in result.stdout
+    alone = CliRunner().invoke(main, ["batch", "--jobs", "1", "--format-reports", "none", S001,
+                                      "-o", str(tmp_path / "alone")])
+    assert alone.exit_code == 2  # nothing could be read
 
 
 @pytest.mark.usefixtures("analysis_crashes_on_001")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import jinja2
 
+from analyzer.report._markdown import markdown
 from analyzer.report.terminal import reveal_bidi
 
 
@@ -44,4 +45,5 @@ def environment(templates: Path | None = None) -> jinja2.Environment:
                              finalize=reveal_bidi)  # bidi overrides shown, not obeyed
     env.filters["thousands"] = lambda n: f"{n:,}"
     env.filters["csp_hash"] = csp_hash
+    env.filters["markdown"] = markdown
     return env

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from analyzer.events import AssistantEvent, Event, Session, SystemEvent, ToolEvent, UserEvent
-from analyzer.lifecycle.facts import Correction, Failure, Instruction, Kill, Ready, Victim
+from analyzer.lifecycle.facts import Correction, Failure, Instruction, Kill, ModelDisagreement, Ready, Victim
 from analyzer.lifecycle.world import World
 from analyzer.report._clean import Cleaner, Seg, marked, occurrences, window
 from analyzer.report._when import Times, who
@@ -56,6 +56,18 @@ class KillView:
     relaunches: list[list[Seg]]
     """The command line of each launch in the same command that the pattern matches too."""
     notes: list[str]
+    went_on: bool = False
+    """The process model says the kill takes its own shell, but the output shows later commands
+    in it ran: the observed outcome stands, and the report says so instead of "never run"."""
+
+    SHOWN = 3
+    """Victim rows shown before the rest fold away (when more than one more would fold)."""
+
+    @property
+    def folded(self) -> int:
+        """How many victim rows fold under "N more"."""
+        extra = len(self.victims) - self.SHOWN
+        return extra if extra > 1 else 0
 
 
 @dataclass
@@ -138,7 +150,9 @@ def kill_views(world: World, kills: list[Kill], clean: Cleaner) -> list[KillView
         out.append(KillView(text=marked(clean(k.text), occurrences(clean(k.text), [clean(k.pattern or "")])),
                             mechanism=k.mechanism, self_kill=k.self_kill, relaunch=bool(k.also_matches_relaunch),
                             victims=[victim_view(v, k.pattern, clean) for v in k.victims],
-                            relaunches=relaunches, notes=[clean(n) for n in k.notes]))
+                            relaunches=relaunches, notes=[clean(n) for n in k.notes],
+                            went_on=any(isinstance(d, ModelDisagreement) and d.shown_by_output
+                                        for d in world.facts_at(k.event))))
     return out
 
 

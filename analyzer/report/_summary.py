@@ -160,8 +160,11 @@ def over_broad_kill(ctx: Context, f: Finding) -> list[Seg]:
     servers = list(dict.fromkeys(ctx.clean(v.label) for k in kills for v in k.victims if v.role == "server"))
     if servers:
         out.append(Seg(f" Servers it hit: {_join(servers)}."))
-    if any(isinstance(d, ModelDisagreement) for d in ctx.world.facts_at(at)):
+    went_on = [d for d in ctx.world.facts_at(at) if isinstance(d, ModelDisagreement)]
+    if any(d.shown_by_output for d in went_on):
         out.append(Seg(" (The output shows later commands in that shell still ran.)"))
+    elif went_on:  # only the exit status says the shell went on: say that, not more
+        out.append(Seg(f" (Its exit status says that shell went on: {ctx.clean.one_line(went_on[0].observed, 80)}.)"))
     return out
 
 

@@ -37,6 +37,8 @@ class Row:
     where: str
     agent: str
     text: Shown | None = None
+    markdown: bool = False
+    """``text`` is the agent's message: shown as Markdown."""
     command_head: list[Seg] = field(default_factory=list)
     command_tail: list[Seg] = field(default_factory=list)
     command_note: str = ""
@@ -121,6 +123,7 @@ def rows(world: World, times: Times, clean: Cleaner, badges: dict[int, list[Badg
             row.text = clean.text(ev.text, head_lines=60, tail_lines=10, head_chars=6000, tail_chars=1500)
         elif isinstance(ev, AssistantEvent):
             row.kind_label = "agent"
+            row.markdown = True
             row.text = clean.text(ev.text, head_lines=60, tail_lines=10, head_chars=6000, tail_chars=1500)
             if ev.thinking:
                 row.thinking = clean.text(ev.thinking, head_lines=40, tail_lines=5, head_chars=4000,

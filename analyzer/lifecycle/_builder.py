@@ -33,6 +33,7 @@ from analyzer.lifecycle.probes import (
     DeadJob,
     dead_jobs,
     failure_reason,
+    listeners,
     norm_host,
     pids_in,
     probe_of,
@@ -155,13 +156,15 @@ class Builder:
         return bool(kind and kind.gpu)
 
     def apart(self, a: int, b: int) -> bool:
-        """Two launches on one port that both only guessed it (the kind's default) and run different
-        scripts (``npm run dev``, ``npm run preview``): nothing says they are the same server."""
+        """Two launches of one kind on one port that both only guessed it (the kind's default) and
+        run different scripts (``npm run dev``, ``npm run preview``): nothing says they are the same
+        server. Across kinds the port is all there is (``java -jar app.jar`` and ``mvn
+        spring-boot:run`` both serve the app on 8080)."""
         if a not in self.guessed_port or b not in self.guessed_port:
             return False
         la, lb = self.w.facts[a], self.w.facts[b]
         assert isinstance(la, Launch) and isinstance(lb, Launch)
-        return self.script_of(la) != self.script_of(lb)
+        return la.server == lb.server and self.script_of(la) != self.script_of(lb)
 
     def script_of(self, launch: Launch) -> str | None:
         """The script an interpreter kind (node) runs, as the last part of its path, or the
@@ -465,6 +468,8 @@ class Builder:
             if not _compose_rows(ev.output):
                 self.compose_empty(ev, where)
             return
+        if cmd.name in ("ss", "netstat", "lsof") and ev.output and not ev.background:
+            self.bind_pids(ev, cmd, where)  # `netstat -ano | findstr :8080` names the port in another command
         p = probe_of(cmd, ev.output, ev.exit_code, where)
         if p is not None and p.port is not None:
             insts = self.find(host=p.host, port=p.port) or self.find(host="*", port=p.port)
@@ -489,6 +494,34 @@ class Builder:
                         {PurePosixPath(f).name for f in files}
                     ):
                         self.log_evidence(ev, key, launch, ev.output)
+
+    def bind_pids(self, ev: ToolEvent, cmd: SimpleCommand, where: str) -> None:
+        """A port lister's output names the PID listening on a port (``netstat -ano``, ``ss -p``,
+        ``lsof -i``, ``lsof -ti :PORT``): the running launch on that port is that process, so a
+        later ``kill PID`` / ``taskkill /PID`` hits exactly it."""
+        found = listeners(ev.output)
+        out = (ev.output or "").split()
+        # a lister that names the port itself is already a probe of it (``probe_of``)
+        named = re.search(r":\d{2,5}\b", " ".join(cmd.effective_argv)) is not None
+        if not found and cmd.name == "lsof" and any(a.startswith("-") and not a.startswith("--") and "t" in a
+                                                    for a in cmd.effective_argv[1:]) and out and all(w.isdigit() for w in out):
+            asked = re.search(r":(\d{2,5})\b", " ".join(cmd.effective_argv))
+            found = {int(asked.group(1)): {int(w) for w in out}} if asked else {}
+        for port, pids in found.items():
+            if len(pids) != 1:
+                continue  # a forking server's workers, or two listeners: which one is whose is not shown
+            for inst in self.find(host=where, port=port):
+                lives = self.live.get(inst, [])
+                if not lives:
+                    continue
+                launch = self.w.facts[lives[-1]]
+                assert isinstance(launch, Launch)
+                pid = next(iter(pids))
+                if not named and launch.pid in (None, pid) and self.find(host=where, port=port) == [inst]:
+                    self.probe(ev, inst, "port-list", f"PID {pid} listening on :{port}", True)
+                if launch.pid is None:
+                    launch.pid = next(iter(pids))
+                    launch.detail += f" (PID {launch.pid}, as `{' '.join(cmd.argv)}` at event {ev.index} shows)"
 
     def process_listing(self, ev: ToolEvent, where: str, output: str) -> None:
         """``pgrep -af``/``ps aux`` output names the server processes that are alive. One the world

@@ -112,9 +112,38 @@ def probe_of(cmd: SimpleCommand, output: str | None, exit_code: int | None, wher
             port = int(m.group(1))
         if port is None:
             return ProbeRead("port-list", where, None, text, None)
-        answered = bool(re.search(rf"[:.]{port}\b.*LISTEN|LISTEN.*[:.]{port}\b|[:.]{port}\s", out))
+        if name == "lsof" and any(a.startswith("-") and not a.startswith("--") and "t" in a for a in argv[1:]):
+            words = out.split()  # -t prints only the PIDs of what holds the port
+            answered = bool(words) and all(w.isdigit() for w in words)
+        else:
+            answered = bool(re.search(rf"[:.]{port}\b.*LISTEN|LISTEN.*[:.]{port}\b|[:.]{port}\s", out))
         return ProbeRead("port-list", where, port, text, answered)
     return None
+
+
+# rows of the port listers that name the listening process: Windows ``netstat -ano``
+# (``TCP 0.0.0.0:8080 0.0.0.0:0 LISTENING 18708``), Linux ``netstat -tlnp`` (``… LISTEN
+# 1234/java``), ``ss -ltnp`` (``users:(("node",pid=1234,fd=23))``) and ``lsof -i``
+# (``java 18708 me 45u IPv6 … TCP *:8080 (LISTEN)``)
+_LISTENERS = (
+    re.compile(r"^\s*TCP\s+\S*[:.](?P<port>\d{1,5})\s+\S+\s+LISTENING\s+(?P<pid>\d+)\s*$", re.M),
+    re.compile(r"^\s*tcp6?\s+\d+\s+\d+\s+\S*[:.](?P<port>\d{1,5})\s+\S+\s+LISTEN\s+(?P<pid>\d+)/", re.M),
+    re.compile(r"^\s*(?:tcp\s+)?LISTEN\s+\d+\s+\d+\s+\S*[:.](?P<port>\d{1,5})\s+\S+\s+users:\(\(\"[^\"]*\",pid=(?P<pid>\d+)",
+               re.M),
+    re.compile(r"^\S+\s+(?P<pid>\d+)\s+\S+\s+\S+\s+IPv[46]\s+.*?TCP\s+\S*:(?P<port>\d{1,5})\s+\(LISTEN\)", re.M),
+)
+
+
+def listeners(output: str | None) -> dict[int, set[int]]:
+    """port -> the PIDs a port lister's output shows listening on it."""
+    found: dict[int, set[int]] = {}
+    text = output or ""
+    if "LISTEN" not in text:
+        return found
+    for rx in _LISTENERS:
+        for m in rx.finditer(text):
+            found.setdefault(int(m.group("port")), set()).add(int(m.group("pid")))
+    return found
 
 
 def refused(output: str) -> bool:

@@ -1,0 +1,75 @@
+"""PIDs bound to instances from port listers' output, and kills by PID that hit exactly them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from analyzer.ingest import load
+from analyzer.lifecycle.facts import Kill, Launch
+from analyzer.lifecycle.probes import listeners
+from analyzer.lifecycle.world import World, build_world
+
+
+def test_listener_rows_of_every_port_lister() -> None:
+    assert listeners("  TCP    0.0.0.0:8080    0.0.0.0:0    LISTENING    18708\n"
+                     "  TCP    127.0.0.1:4145  127.0.0.1:8765  ESTABLISHED  34280\n") == {8080: {18708}}
+    assert listeners("tcp   0  0 0.0.0.0:3000   0.0.0.0:*   LISTEN   4242/node\n"
+                     "tcp6  0  0 :::8000        :::*        LISTEN   99/python3\n") == {3000: {4242}, 8000: {99}}
+    assert listeners('LISTEN 0  511  *:3000  *:*  users:(("node",pid=1234,fd=23))') == {3000: {1234}}
+    assert listeners("COMMAND PID USER FD TYPE DEVICE SIZE/OFF NODE NAME\n"
+                     "java 18708 me 45u IPv4 12345 0t0 TCP localhost:8080 (LISTEN)\n") == {8080: {18708}}
+    assert listeners("tcp 0 0 10.0.0.2:51234 10.0.0.9:443 ESTABLISHED 77/curl") == {}
+
+
+def world(tmp_path: Path, events: str) -> World:
+    f = tmp_path / "s.session.yaml"
+    f.write_text("events:\n" + events)
+    return build_world(load(f))
+
+
+def launches(w: World) -> list[Launch]:
+    return [f for f in w.facts if isinstance(f, Launch)]
+
+
+def kills(w: World) -> list[Kill]:
+    return [f for f in w.facts if isinstance(f, Kill)]
+
+
+def test_lsof_t_binds_the_pid_and_kill_hits_that_server(tmp_path: Path) -> None:
+    w = world(tmp_path, """\
+  - bash: nohup uvicorn app:api --port 8000 > api.log 2>&1 &
+  - bash: nohup vite --port 5173 > web.log 2>&1 &
+  - bash: lsof -ti :8000
+    output: "48213"
+  - bash: kill 48213
+""")
+    assert [(la.port, la.pid) for la in launches(w)] == [(8000, 48213), (5173, None)]
+    assert [v.instance for v in kills(w)[0].victims] == ["local:8000"]
+    assert w.instances["local:8000"].state_at(3) == "stopped"
+    assert w.instances["local:5173"].state_at(3) == "starting"
+
+
+def test_netstat_piped_through_findstr_binds_and_proves_it_listens(tmp_path: Path) -> None:
+    w = world(tmp_path, """\
+  - bash: java -jar target/app.jar
+    background: true
+  - bash: netstat -ano | findstr :8080
+    output: "  TCP    0.0.0.0:8080           0.0.0.0:0              LISTENING       18330\\n"
+  - bash: taskkill /F /PID 18330
+""")
+    assert launches(w)[0].pid == 18330
+    assert w.instances["local:8080"].state_at(1) == "ready"
+    assert [v.instance for v in kills(w)[0].victims] == ["local:8080"]
+
+
+def test_two_pids_on_one_port_bind_nothing(tmp_path: Path) -> None:
+    w = world(tmp_path, """\
+  - bash: nohup uvicorn app:api --port 8000 > api.log 2>&1 &
+  - bash: ss -ltnp
+    output: |
+      LISTEN 0 511 0.0.0.0:8000 0.0.0.0:* users:(("uvicorn",pid=11,fd=3))
+      LISTEN 0 511 [::]:8000 [::]:* users:(("uvicorn",pid=12,fd=3))
+  - bash: kill 11
+""")
+    assert launches(w)[0].pid is None
+    assert [v.instance for v in kills(w)[0].victims] == []

@@ -84,3 +84,9 @@ def config_catalog(config_path: str | None) -> Catalog:
         fail(str(exc))
     except CatalogError as exc:
         fail(f"{config.source or 'config'}: [catalog] {exc}")
+
+
+def rule_names(values: tuple[str, ...]) -> list[str] | None:
+    """``--select``/``--ignore`` values, each maybe comma-separated, as one list; None if empty."""
+    out = [v.strip() for item in values for v in item.split(",") if v.strip()]
+    return out or None

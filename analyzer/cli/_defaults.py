@@ -6,6 +6,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import click
+
+from analyzer.cli._common import fail
+
 
 def agent_folders() -> list[tuple[str, Path]]:
     """(agent, folder) for every agent's session store, in a fixed order; each honours the
@@ -39,10 +43,6 @@ def describe(folders: list[tuple[str, Path]]) -> str:
 
 def default_paths(command: str) -> list[str]:
     """The existing agent folders, announced on stderr; a usage error when there is none."""
-    import click
-
-    from analyzer.cli._common import fail
-
     found = existing_agent_folders()
     if not found:
         fail(f"no PATH given, and none of the agents' session folders exists: {describe(agent_folders())}")

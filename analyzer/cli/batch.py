@@ -9,7 +9,7 @@ import click
 from analyzer.batch.core import DEFAULT_TIMEOUT, EXECUTORS, BatchError, BatchOptions, default_jobs, run_batch
 from analyzer.batch.progress import for_stream
 from analyzer.batch.results import BatchRun, short_error
-from analyzer.cli._common import fail, open_in_browser
+from analyzer.cli._common import fail, open_in_browser, rule_names
 from analyzer.cli._defaults import default_paths
 from analyzer.cli._exit import EXIT_FINDINGS, EXIT_TABLE, EXIT_USAGE
 from analyzer.config import ConfigError, load_config
@@ -18,11 +18,6 @@ from analyzer.rules.api import Severity
 from analyzer.rules.engine import SelectionError
 
 _SHOWN_FAILURES = 10
-
-
-def _split(values: tuple[str, ...]) -> list[str] | None:
-    out = [v.strip() for item in values for v in item.split(",") if v.strip()]
-    return out or None
 
 
 def parse_since(value: str) -> datetime:
@@ -132,7 +127,7 @@ def command(dirs: tuple[str, ...], out: str, fail_on: str | None, open_index: bo
         options = BatchOptions(
             paths=list(dirs), out=Path(out), jobs=jobs or default_jobs(), since=since,
             reports=format_reports == "html", redact=not no_redact, config=config,
-            select=_split(select), ignore=_split(ignore), rules_dirs=list(rules_dir),
+            select=rule_names(select), ignore=rule_names(ignore), rules_dirs=list(rules_dir),
             executor=executor, scheduler=scheduler, scheduler_timeout=scheduler_timeout,
             timeout=timeout or None, guard_log=guard_log,
         )

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 import orjson
 
-from analyzer.cli._common import echo_diagnostics, fail, use_colour
+from analyzer.cli._common import echo_diagnostics, fail, rule_names, use_colour
 from analyzer.cli._defaults import default_paths
 from analyzer.cli._exit import EXIT_CRASH, EXIT_FINDINGS, EXIT_TABLE, EXIT_USAGE
 from analyzer.config import ConfigError, load_config
@@ -20,12 +20,6 @@ from analyzer.pipeline import Analysis, Analyzer, partial_read
 from analyzer.report import github, json_doc, sarif, terminal, text
 from analyzer.rules.api import Severity
 from analyzer.rules.engine import BaselineError, SelectionError, apply_baseline, write_baseline
-
-
-def _split(values: tuple[str, ...]) -> list[str] | None:
-    out = [v.strip() for item in values for v in item.split(",") if v.strip()]
-    return out or None
-
 
 _FORMATS = {
     "text": "linter-style lines with evidence (coloured on a terminal, unless NO_COLOR is set)",
@@ -78,7 +72,7 @@ def command(paths: tuple[str, ...], fmt: str, output_file: str | None, quiet: bo
     terminal.install(stdout=not out.colour)  # transcript text must not drive the terminal
     try:
         config = load_config(Path(config_path) if config_path else None)
-        analyzer = Analyzer(config, _split(select), _split(ignore), list(rules_dir))
+        analyzer = Analyzer(config, rule_names(select), rule_names(ignore), list(rules_dir))
     except (ConfigError, SelectionError) as exc:
         fail(str(exc))
     if not paths:

@@ -10,6 +10,7 @@ medians (and the range) of wall time, CPU time (user + system) and peak RSS, the
     python bench/scale.py session --mb 500 --runs 3  # ~500 MB (120,000 entries, 30,000 shell calls)
     python bench/scale.py corpus                    # 1,000 sessions with an archive's size profile
     python bench/scale.py tiny                      # start-up: a small fixture, --importtime too
+    python bench/scale.py linear                    # phases at 5, 50 and 200 MB: exit 1 if one grows superlinearly
 
 Inputs are generated into a temporary folder, or into ``--out DIR``, where they are kept and
 reused by later runs with the same parameters. Sessions come from ``bench/ingest.py``'s
@@ -19,13 +20,16 @@ once more under pyinstrument (the ``bench`` extra) and prints the functions with
 time.
 
 ``--phases`` also times the phases of one check (imports, load, spaCy, world, rules, output) in
-one process. ``generate_corpus()`` is importable: ``from scale import generate_corpus`` (with ``bench/`` on
+one process. ``linear`` times them (and the HTML report's page) in CPU seconds at each of
+``--sizes`` and fails loudly, exit 1, when a phase grows more than ``LINEAR_SLACK`` times faster
+than the bytes between the two largest sizes. ``generate_corpus()`` is importable: ``from scale import generate_corpus`` (with ``bench/`` on
 ``sys.path``), for the batch benchmark.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import os
@@ -74,7 +78,8 @@ print(f"{records} records")
 
 PHASES = r"""
 import json, sys, time
-t0 = time.perf_counter()
+clock = time.process_time if "cpu" in sys.argv[2:] else time.perf_counter
+t0 = clock()
 import analyzer.cli.check  # what `analyzer check` imports before it reads anything
 from analyzer.ingest import load
 from analyzer.ingest.base import paused_gc
@@ -83,22 +88,29 @@ from analyzer.lifecycle.world import build_world
 from analyzer.pipeline import Analysis, Analyzer
 from analyzer.report import text
 from analyzer.rules.engine import run_rules
-t1 = time.perf_counter()
+t1 = clock()
 analyzer = Analyzer()
-t2 = time.perf_counter()
+t2 = clock()
 with paused_gc():  # as check runs one session
     session = load(sys.argv[1])
-    t3 = time.perf_counter()
+    t3 = clock()
     language._pipeline()  # spaCy: imported and built when the first message is read
-    t4 = time.perf_counter()
+    t4 = clock()
     world = build_world(session, analyzer.catalog)
-    t5 = time.perf_counter()
+    t5 = clock()
     result = run_rules(world, analyzer.rules, known=set(analyzer.ruleset.rules))
-    t6 = time.perf_counter()
-    text.render([Analysis(session, world, result.findings, result.suppressed, result.problems)])
-    t7 = time.perf_counter()
-print(json.dumps({"imports": t1 - t0, "rules and catalog": t2 - t1, "load": t3 - t2, "spaCy": t4 - t3,
-                  "world": t5 - t4, "rules": t6 - t5, "text output": t7 - t6}))
+    t6 = clock()
+    analysis = Analysis(session, world, result.findings, result.suppressed, result.problems)
+    text.render([analysis])
+    t7 = clock()
+times = {"imports": t1 - t0, "rules and catalog": t2 - t1, "load": t3 - t2, "spaCy": t4 - t3,
+         "world": t5 - t4, "rules": t6 - t5, "text output": t7 - t6}
+if "html" in sys.argv[2:]:  # the report's page, as `analyzer report` renders it (consumed, not written)
+    from analyzer.report.html import iter_html
+    for _ in iter_html(analysis):
+        pass
+    times["html report"] = clock() - t7
+print(json.dumps(times))
 """
 """Where one ``check`` of one session spends its time, phase by phase, in one process."""
 
@@ -192,11 +204,12 @@ def child_env(folder: Path) -> dict[str, str]:
     return env
 
 
-def run(argv: list[str], cwd: Path) -> Run:
-    """One child process: wall time from here, CPU time and peak RSS from its rusage."""
+def run(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> Run:
+    """One child process (``env`` added to ``child_env``): wall time from here, CPU time and peak
+    RSS from its rusage."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, cwd=cwd, env=child_env(cwd))
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, cwd=cwd, env={**child_env(cwd), **(env or {})})
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -267,21 +280,94 @@ def profile(paths: list[Path], extra: list[str], cwd: Path, top: int) -> None:
         print(r.err[-1500:])
 
 
+def importtime(paths: list[Path], extra: list[str], cwd: Path, top: int) -> None:
+    """``check`` once under ``python -X importtime``: the imports with the largest cumulative time."""
+    r = run([sys.executable, "-X", "importtime", *check_argv(paths, extra)[1:]], cwd)
+    rows = []
+    for ln in r.err.splitlines():
+        if ln.startswith("import time:") and "|" in ln:
+            _, cum, name = ln.split("|", 2)
+            if cum.strip().isdigit():
+                rows.append((int(cum), name.rstrip()))
+    print(f"python -X importtime, largest cumulative (top {top}):")
+    for cum, name in sorted(rows, reverse=True)[:top]:
+        print(f"  {cum / 1000:7.1f} ms {name}")
+
+
 def phases(path: Path, runs: int, cwd: Path) -> None:
     """The phases of one check in one process (``PHASES``), medians of ``runs``."""
-    times: dict[str, list[float]] = {}
-    for _ in range(runs):
-        r = run([sys.executable, "-c", PHASES, str(path)], cwd)
-        if r.code != 0:
-            sys.exit(f"phases failed:\n{r.err[-2000:]}")
-        for name, secs in json.loads(r.out).items():
-            times.setdefault(name, []).append(secs)
-    total = sum(statistics.median(v) for v in times.values())
+    medians = phase_medians(path, runs, cwd)
+    total = sum(medians.values())
     print(f"phases in one process (medians of {runs}; wall s, share):")
-    for name, values in times.items():
-        m = statistics.median(values)
+    for name, m in medians.items():
         print(f"  {name:18} {m:7.3f}  {m / total:5.1%}")
     print(f"  {'sum':18} {total:7.3f}  (plus interpreter start, ~0.02 s)")
+
+
+def phase_medians(path: Path, runs: int, cwd: Path, *options: str) -> dict[str, float]:
+    """``PHASES`` on ``path``, ``runs`` times: the median seconds of each phase (wall, or CPU with
+    the option ``cpu``; ``html`` adds the report's page)."""
+    times: dict[str, list[float]] = {}
+    for _ in range(runs):
+        r = run([sys.executable, "-c", PHASES, str(path), *options], cwd)
+        if r.code != 0:
+            sys.exit(f"phases failed on {path.name}:\n{r.err[-2000:]}")
+        for name, secs in json.loads(r.out).items():
+            times.setdefault(name, []).append(secs)
+    return {name: statistics.median(v) for name, v in times.items()}
+
+
+LINEAR_SLACK = 1.35
+"""How much faster than the size a phase may grow between two sizes before it counts as
+superlinear: timings on a shared machine move by ±30 %."""
+LINEAR_FLOOR_S = 0.1
+"""A phase that takes less than this at the larger size is not judged (noise, not growth)."""
+
+
+def superlinear(small: dict[str, float], large: dict[str, float], size_ratio: float) -> list[str]:
+    """The phases whose time grew more than ``size_ratio * LINEAR_SLACK`` times, each with its growth."""
+    bad = []
+    for name, t in large.items():
+        before = small.get(name, 0.0)
+        if t >= LINEAR_FLOOR_S and t > max(before, 1e-3) * size_ratio * LINEAR_SLACK:
+            bad.append(f"{name}: {before:.3f} s -> {t:.3f} s ({t / max(before, 1e-3):.1f}x for {size_ratio:.1f}x the bytes)")
+    return bad
+
+
+def cmd_linear(args: argparse.Namespace, folder: Path) -> None:
+    """The phases of one check (and its HTML report) at each size; exits 1, loudly, when a phase
+    grows faster than linearly between the two largest sizes (by default 50 and 200 MB)."""
+    sizes = sorted(args.sizes)
+    inputs = []
+    for mb in sizes:
+        path, said = session_input(folder, mb, None, None)
+        print(said)
+        inputs.append(path)
+    phase_medians(inputs[0], 1, folder, "cpu", "html")  # untimed: bytecode cache, page cache, pipeline cache
+    measured: list[tuple[float, dict[str, float]]] = []
+    for path in inputs:
+        measured.append((path.stat().st_size / 2**20, phase_medians(path, args.runs, folder, "cpu", "html")))
+    names = list(measured[-1][1])
+    print(f"phases of one check and its HTML report in one process (CPU s, medians of {args.runs}), "
+          "then s per MiB:")
+    print(f"{'phase':18}" + "".join(f"{mb:>9.0f} MB" for mb, _ in measured) + "".join(f"{mb:>8.0f} s/MB" for mb, _ in measured))
+    for name in names:
+        row = "".join(f"{t[name]:12.3f}" for _, t in measured)
+        per = "".join(f"{t[name] / mb:13.4f}" for mb, t in measured)
+        print(f"{name:18}{row}{per}")
+    for (mb_a, a), (mb_b, b) in itertools.pairwise(measured):
+        growth = ", ".join(f"{n} {b[n] / a[n]:.1f}x" for n in names if a.get(n, 0) > 1e-3 and b[n] >= LINEAR_FLOOR_S)
+        print(f"growth {mb_a:.0f} -> {mb_b:.0f} MB ({mb_b / mb_a:.1f}x the bytes): {growth or '-'}")
+    if len(measured) < 2:
+        return
+    (mb_a, a), (mb_b, b) = measured[-2:]
+    failures = superlinear(a, b, mb_b / mb_a)
+    print(f"linear from {mb_a:.0f} to {mb_b:.0f} MB in every phase: {'NO' if failures else 'yes'} (a phase may "
+          f"grow at most {LINEAR_SLACK}x faster than the bytes; phases under {LINEAR_FLOOR_S} s are not judged)")
+    if failures:
+        print("\n".join(["", f"SUPERLINEAR GROWTH from {mb_a:.0f} to {mb_b:.0f} MB:", *(f"  {f}" for f in failures)]),
+              file=sys.stderr)
+        sys.exit(1)
 
 
 def header() -> None:
@@ -328,16 +414,7 @@ def cmd_tiny(args: argparse.Namespace, folder: Path) -> None:
     results = compare([TINY], args.runs, args.check_args, folder)
     report(results, TINY.stat().st_size / 2**20, "start-up: interpreter, imports, rules, catalog")
     if args.importtime:
-        r = run([sys.executable, "-X", "importtime", *check_argv([TINY], args.check_args)[1:]], folder)
-        rows = []
-        for ln in r.err.splitlines():
-            if ln.startswith("import time:") and "|" in ln:
-                _, cum, name = ln.split("|", 2)
-                if cum.strip().isdigit():
-                    rows.append((int(cum), name.rstrip()))
-        print(f"python -X importtime, largest cumulative (top {args.top}):")
-        for cum, name in sorted(rows, reverse=True)[: args.top]:
-            print(f"  {cum / 1000:7.1f} ms {name}")
+        importtime([TINY], args.check_args, folder, args.top)
     if args.profile:
         profile([TINY], args.check_args, folder, args.top)
 
@@ -362,9 +439,13 @@ def main(argv: list[str] | None = None) -> None:
     c.add_argument("--seed", type=int, default=0)
     t = sub.add_parser("tiny", parents=[common], help="start-up cost: check on a small fixture")
     t.add_argument("--importtime", action="store_true", help="list the slowest imports")
+    lin = sub.add_parser("linear", parents=[common], help="phases at several sizes; exit 1 if one grows superlinearly")
+    lin.add_argument("--sizes", type=float, nargs="+", default=[5.0, 50.0, 200.0], metavar="MB",
+                     help="session sizes in MB; the two largest are judged (default: 5 50 200)")
     args = ap.parse_args(argv)
     header()
-    dispatch({"session": cmd_session, "corpus": cmd_corpus, "tiny": cmd_tiny}, args, "analyzer-scale-")
+    dispatch({"session": cmd_session, "corpus": cmd_corpus, "tiny": cmd_tiny, "linear": cmd_linear}, args,
+             "analyzer-scale-")
 
 
 def dispatch(commands: dict[str, Callable[[argparse.Namespace, Path], None]], args: argparse.Namespace,

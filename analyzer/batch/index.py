@@ -57,6 +57,8 @@ class Row:
     href: str | None
     date: str
     date_sort: str
+    file_dated: bool
+    """``date`` is the file's modification time: the log has no times."""
     day: str
     """``YYYY-MM-DD`` in the session's zone, for the date filter."""
     agent: str
@@ -128,10 +130,10 @@ def _row(r: SessionResult, name: str, redact: Redactor) -> Row:
     day = date.strftime("%Y-%m-%d") if date else ""
     shown = ""
     if date:
-        shown = f"{date.strftime('%Y-%m-%d %H:%M')} {zone(date)}" + ("" if r.started else " (file date)")
+        shown = f"{date.strftime('%Y-%m-%d %H:%M')} {zone(date)}"
     findings = _lines(r, href, day)
     return Row(
-        session=r.session, name=name, href=href, date=shown,
+        session=r.session, name=name, href=href, date=shown, file_dated=date is not None and not r.started,
         date_sort=date.astimezone(UTC).isoformat() if date else "", day=day,
         agent=r.agent or "", format=r.format or "", duration="" if secs is None else duration(secs),
         events=r.events, findings=findings,

@@ -137,6 +137,10 @@ def test_an_800px_window_cuts_no_column_and_wraps_no_word_letter_by_letter(index
         widths = pg.evaluate("""() => Array.from(document.querySelectorAll('#sessions thead th'))
           .map(th => th.getBoundingClientRect().width)""")
         assert len(widths) == 3 and min(widths) >= 150, widths
+        # nothing spills out of its cell into the next column
+        spills = pg.evaluate("""() => Array.from(document.querySelectorAll('#sessions td'))
+          .filter(td => td.scrollWidth > td.clientWidth + 1).map(td => td.innerText)""")
+        assert spills == []
         # the filter's controls and every finding line sit inside the window
         right = pg.evaluate("""() => Math.max(...Array.from(document.querySelectorAll(
           'form.filter input, form.filter select, td.findings li, td.session a')).map(e => e.getBoundingClientRect().right))""")

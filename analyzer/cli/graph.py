@@ -1,16 +1,16 @@
 from __future__ import annotations
 
 import click
-import orjson
 
 from analyzer.cli._common import config_catalog, echo_diagnostics, load_or_fail, width
 from analyzer.lifecycle.world import World, build_world, node_link
 from analyzer.report import terminal
-from analyzer.report.redact import Redactor
+from analyzer.report.redact import Redactor, redact_tree
 
 
 def render_text(world: World) -> str:
     cols = width()
+    red = Redactor()  # before a line is cut: a secret cut in half is not found
     out = [f"{world.session.path}: {len(world.instances)} server instance(s), {len(world.facts)} facts"]
     for inst in world.instances.values():
         out.append("")
@@ -18,7 +18,7 @@ def render_text(world: World) -> str:
         for ch in inst.history:
             ev = world.event(ch.event)
             ts = ev.ts.strftime("%H:%M:%S") if ev.ts else "--:--:--"
-            line = f"  #{ch.event:<5} {ts} {ch.state:<9} {ch.reason}"
+            line = f"  #{ch.event:<5} {ts} {ch.state:<9} {red(ch.reason)}"
             out.append(line if len(line) <= cols else line[: cols - 1] + "…")
     kills = world.kills()
     if kills:
@@ -27,7 +27,7 @@ def render_text(world: World) -> str:
         for k in kills:
             out.append(f"  #{k.event:<5} {k.text}" + ("  (kills its own shell)" if k.self_kill else ""))
             for v in k.victims:
-                line = f"          → {v.label}: {v.reason}"
+                line = f"          → {v.label}: {red(v.reason)}"
                 out.append(line if len(line) <= cols else line[: cols - 1] + "…")
     for note in world.notes:
         out.append(f"note: {note}")
@@ -60,6 +60,7 @@ def command(path: str, fmt: str, config_path: str | None) -> None:
     """Rebuild the server lifecycle world of the session at PATH: every server instance with its
     state history and the evidence behind each change. Server kinds of the config's catalog are
     known, as in `check`."""
+    terminal.install(stdout=fmt != "json")  # transcript text must not drive the terminal (json: escaped)
     catalog = config_catalog(config_path)
     session = load_or_fail(path)
     world = build_world(session, catalog)
@@ -71,10 +72,9 @@ def command(path: str, fmt: str, config_path: str | None) -> None:
             "notes": world.notes,
             "graph": node_link(world),
         }
-        click.echo(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
+        click.echo(terminal.json_text(redact_tree(doc)))  # redacted like every output
     elif fmt == "dot":
         click.echo(Redactor()(render_dot(world)))
     else:
-        terminal.install(stdout=True)
         echo_diagnostics(session)
         click.echo(Redactor()(render_text(world)))  # a terminal is a report too

@@ -8,6 +8,7 @@ from analyzer.cli._common import echo_diagnostics, fail, load_or_fail, open_in_b
 from analyzer.config import ConfigError, load_config
 from analyzer.events import Session
 from analyzer.pipeline import Analyzer
+from analyzer.report import terminal
 from analyzer.report.guard_log import GuardLog, read_guard_log
 from analyzer.report.html import TEMPLATE, write_html
 
@@ -43,6 +44,7 @@ def command(path: str, output: str | None, templates: str | None, no_redact: boo
     their evidence, the lifecycle of every server, and the full timeline. Secrets are redacted
     unless --no-redact is given. With --guard-log, the guard's decisions (deny, ask, allowed with a
     warning) appear on the shell calls they were about."""
+    terminal.install(stdout=False)  # the diagnostics on stderr quote the log: redacted, inert
     if templates is not None and not Path(templates).is_dir():
         fail(f"{templates}: templates folder not found")
     if Path(path).is_dir():

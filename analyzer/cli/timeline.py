@@ -6,12 +6,7 @@ import orjson
 from analyzer.cli._common import echo_diagnostics, load_or_fail, width
 from analyzer.events import AssistantEvent, Event, Session, SystemEvent, ToolEvent, UserEvent
 from analyzer.report import terminal
-from analyzer.report.redact import Redactor
-
-
-def _one_line(text: str, room: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= room else flat[: max(0, room - 1)] + "…"
+from analyzer.report.redact import Redactor, clip, redact_tree
 
 
 def describe(ev: Event) -> tuple[str, str]:
@@ -51,7 +46,7 @@ def render_text(session: Session, agent: str) -> str:
             lines.append(prefix + cmd_lines[0])
             lines.extend(" " * len(prefix) + ln for ln in cmd_lines[1:])
         else:
-            lines.append(prefix + _one_line(what, room))
+            lines.append(prefix + clip(what, room))  # redacted before the cut: no half secret
     return "\n".join(lines)
 
 
@@ -66,13 +61,13 @@ def render_text(session: Session, agent: str) -> str:
 def command(path: str, fmt: str, agent: str, input_format: str | None) -> None:
     """List the events of the session at PATH: index, time, who, and one line each (shell
     commands whole)."""
+    terminal.install(stdout=fmt == "text")  # transcript text must not drive the terminal
     session = load_or_fail(path, input_format)
     if fmt == "json":
         doc = session.model_dump(mode="json")
         if agent == "main":
             doc["events"] = [e for e in doc["events"] if e["agent"] == "main"]
-        click.echo(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
+        click.echo(terminal.json_text(redact_tree(doc)))  # redacted like every output
         return
-    terminal.install(stdout=True)
     echo_diagnostics(session)
     click.echo(Redactor()(render_text(session, agent)))  # a terminal is a report too

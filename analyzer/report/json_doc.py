@@ -1,4 +1,7 @@
-"""The JSON document of ``check --format json`` (DESIGN.md, "the JSON contract": keep names)."""
+"""The JSON document of ``check --format json`` (DESIGN.md, "the JSON contract": keep names).
+
+``document`` is redacted whole (``redact_tree``): messages, diagnostics, errors and paths quote the
+log. ``finding_dict`` redacts its message itself: batch writes it to ``findings.jsonl`` as it is."""
 
 from __future__ import annotations
 
@@ -6,18 +9,15 @@ from typing import Any
 
 from analyzer import __version__
 from analyzer.pipeline import Analysis
-from analyzer.report.redact import Redactor
+from analyzer.report.redact import Redactor, redact_tree
 from analyzer.rules.api import Finding
-
-_REDACT = Redactor()
-"""Finding messages quote commands and user words: redacted like every report."""
 
 
 def finding_dict(f: Finding) -> dict[str, Any]:
     return {
         "rule": f.rule,
         "severity": f.severity.value,
-        "message": _REDACT(f.message),
+        "message": Redactor()(f.message),
         "anchor": {"index": f.anchor.index, "ref": f.anchor.ref, "line": f.anchor.line,
                    **({"source": f.anchor.source} if f.anchor.source else {})},
         "related": [{"role": r.role, "index": r.index, "ref": r.ref, "line": r.line,
@@ -47,4 +47,5 @@ def document(analyses: list[Analysis], errors: list[dict[str, Any]] | None = Non
     doc: dict[str, Any] = {"version": __version__, "sessions": [session_dict(a) for a in analyses]}
     if errors:
         doc["errors"] = errors
-    return doc
+    redacted: dict[str, Any] = redact_tree(doc)
+    return redacted

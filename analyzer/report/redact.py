@@ -2,6 +2,11 @@
 
 Reports redact by default; each kind found is listed in the report so a reader knows what was
 hidden and why. Patterns follow the providers' documented token formats.
+
+Every output redacts in one step at its boundary: a text renderer runs ``Redactor`` over what it
+prints *before* cutting it to a width (a secret cut in half no longer matches its pattern, and its
+first half would show); a JSON output (``check --format json|sarif``, ``timeline``/``graph --format
+json``) passes its whole document through ``redact_tree``.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 _RULES: list[tuple[str, re.Pattern[str], int]] = [
     # (kind, pattern, group to replace: 0 = whole match). Token formats follow gitleaks'
@@ -52,10 +58,15 @@ _RULES: list[tuple[str, re.Pattern[str], int]] = [
     ("secret in JSON", re.compile(
         r"(?i)([\"'][a-z0-9_.\-]*(?:api[_\-]?key|secret|token|password|passwd|access[_\-]?key|private[_\-]?key)"
         r"[\"']\s*:\s*[\"'])([^\"'\\\s]{4,})"), 2),
+    # YAML and config lines, and a JSON object whose quotes a shell parse took (an argv)
+    ("secret in config", re.compile(
+        r"(?i)((?<![A-Za-z0-9_.\-])[a-z0-9_.\-]*(?:api[_\-]?key|secret[_\-]?key|client[_\-]?secret|access[_\-]?key"
+        r"|private[_\-]?key(?:[_\-]?id)?|password|passwd|auth[_\-]?token|access[_\-]?token)\s*:[ \t]*)"
+        r"([^\s'\",}\]]{4,})"), 2),
     ("secret variable", re.compile(
         r"(?i)(\b[A-Z0-9_]*(?:API_KEY|_KEY|TOKEN|SECRET|PASSWORD|PASSWD)[A-Z0-9_]*\s*=\s*['\"]?)([^\s'\"]{4,})"), 2),
     ("secret flag", re.compile(
-        r"(?i)(--(?:api-key|token|password|secret|hf-token)[= ]['\"]?)([^\s'\"]{4,})"), 2),
+        r"(?i)(--(?:api-key|token|password|secret|hf-token)(?:=|[ \t]+)['\"]?)([^\s'\"]{4,})"), 2),
 ]
 
 
@@ -101,6 +112,7 @@ _GATES: dict[str, _Gate] = {
     "password in URL": _Gate(("://",), pattern=re.compile(r"://[^/\s:@'\"]*:[^@\s/'\"]+@")),
     "password argument": _Gate(("-p",), pattern=re.compile(r"mysql|mysqladmin|mariadb|login|sshpass")),
     "secret in JSON": _Gate(("key", "token", "secret", "passw"), lower=True),
+    "secret in config": _Gate(("key", "token", "secret", "passw"), lower=True),
     # (?i): API_KEY and _KEY hold "key", PASSWORD and PASSWD hold "passw"
     "secret variable": _Gate(("key", "token", "secret", "passw"), lower=True, pattern=re.compile(
         r"(?i)(?:API_KEY|_KEY|TOKEN|SECRET|PASSWORD|PASSWD)[A-Z0-9_]*\s*=\s*['\"]?[^\s'\"]{4}")),
@@ -170,7 +182,7 @@ class Redactor:
         return sorted(self.found.items())
 
 
-_CONTEXT_KINDS = frozenset({"secret variable", "secret flag", "secret in JSON"})
+_CONTEXT_KINDS = frozenset({"secret variable", "secret flag", "secret in JSON", "secret in config"})
 """Kinds found by a name rather than a token format: their values may be evidence, not secrets."""
 _BENIGN_VALUE = re.compile(r"(?i)\d{1,9}|true|false|none|null|yes|no|on|off|auto|\$\{?[A-Za-z_]\w*\}?")
 _PATHISH_NAME = re.compile(r"(?i)(?:file|path|dir)\b|(?:file|path|dir)[\s\"']*[:=]")
@@ -195,3 +207,43 @@ def _replace_group(m: re.Match[str], group: int, kind: str = "") -> str:
     base = m.start(0)
     whole = m.group(0)
     return whole[: start - base] + MASK + whole[end - base:]
+
+
+def redact_tree(value: Any, redactor: Redactor | None = None) -> Any:
+    """A JSON-like value with every string in it (object keys too) redacted: the one step of a JSON
+    output. Containers are copied only where something changed, so a clean document costs a walk."""
+    r = redactor or Redactor()
+    if isinstance(value, str):
+        return r(value)
+    if isinstance(value, dict):
+        out = {r(k) if isinstance(k, str) else k: redact_tree(v, r) for k, v in value.items()}
+        return out if any(a is not b for a, b in zip(out.values(), value.values(), strict=True)) \
+            or any(a is not b for a, b in zip(out, value, strict=True)) else value
+    if isinstance(value, list | tuple):
+        if len(value) > 1 and all(isinstance(v, str) for v in value):
+            line = _argv(list(value), r)
+            return value if line is None else line
+        items = [redact_tree(v, r) for v in value]
+        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+    return value
+
+
+def _argv(words: list[str], r: Redactor) -> list[str] | None:
+    """A list of strings read as one command line (an argv: ``["--api-key", "tok-…"]``, ``["mysql",
+    "-pS3cret"]``), since a flag and its value are a secret only together. Joined by tabs (which
+    the patterns read as spaces and words rarely hold) and split back; when a masked span took the
+    tabs with it (a private key running on), the redacted line is the one item left. None: nothing
+    to hide."""
+    joined = "\t".join(words)
+    red = r(joined)
+    if red == joined:
+        return None
+    parts = red.split("\t")
+    return parts if len(parts) == len(words) else [red]
+
+
+def clip(text: str, room: int, redactor: Redactor | None = None) -> str:
+    """``text`` on one line, redacted, then cut to ``room`` characters with an ellipsis: redaction
+    first, so a secret the cut would halve is masked whole."""
+    flat = (redactor or Redactor())(" ".join(text.split()))
+    return flat if len(flat) <= room else flat[: max(room - 1, 0)] + "…"

@@ -1,4 +1,5 @@
-"""SARIF 2.1.0: one run, rule metadata from the rule classes, locations at log lines."""
+"""SARIF 2.1.0: one run, rule metadata from the rule classes, locations at log lines; the whole
+log is redacted (``redact_tree``), as every output."""
 
 from __future__ import annotations
 
@@ -8,10 +9,8 @@ from urllib.parse import quote
 
 from analyzer import __version__
 from analyzer.pipeline import Analysis
-from analyzer.report.redact import Redactor
+from analyzer.report.redact import redact_tree
 from analyzer.rules.api import Rule, Severity
-
-_REDACT = Redactor()
 
 _LEVEL = {Severity.high: "error", Severity.medium: "warning", Severity.low: "note"}
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -73,7 +72,7 @@ def document(analyses: list[Analysis], rules: list[type[Rule]],
             result: dict[str, Any] = {
                 "ruleId": f.rule,
                 "level": _LEVEL[f.severity],
-                "message": {"text": _REDACT(f.message)},
+                "message": {"text": f.message},
                 "locations": [loc],
                 "partialFingerprints": {"analyzerFingerprint/v1": f.fingerprint},
             }
@@ -90,7 +89,7 @@ def document(analyses: list[Analysis], rules: list[type[Rule]],
             if f.instance:
                 result["properties"] = {"instance": f.instance}
             results.append(result)
-    return {
+    log: dict[str, Any] = redact_tree({
         "$schema": SCHEMA,
         "version": "2.1.0",
         "runs": [{
@@ -100,4 +99,5 @@ def document(analyses: list[Analysis], rules: list[type[Rule]],
                              "toolExecutionNotifications": _notifications(analyses, errors or [])}],
             "results": results,
         }],
-    }
+    })
+    return log

@@ -11,6 +11,11 @@ and bidi/invisible format characters become ``<U+XXXX>``. Newline and tab stay.
 ``install`` puts this at the output boundary of a command: every write to stdout (text formats)
 and stderr goes through it. ``reveal_bidi`` does the bidi part for the HTML report, as the
 templates' finalize hook: every ``{{ value }}`` passes through it.
+
+JSON outputs (``json_text``) keep their strings exact, as data: orjson escapes C0 controls itself,
+and DEL, C1 controls, bidi and invisible format characters (and U+2028/U+2029, which end a line in
+JavaScript) are written as ``\\uXXXX`` escapes. A JSON reader gets the same characters back; a
+terminal that shows the document (``| less``, a CI log) gets only ASCII for them.
 """
 
 from __future__ import annotations
@@ -18,7 +23,10 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
+import orjson
 from markupsafe import Markup
+
+from analyzer.report.redact import Redactor
 
 _BIDI_AND_INVISIBLE = (
     *range(0x200B, 0x2010),  # zero-width space/joiners, LRM, RLM
@@ -51,6 +59,18 @@ def reveal_bidi(value: object) -> object:
     return value.translate(_BIDI_TABLE)
 
 
+_JSON_ESCAPES: dict[int, str] = {
+    c: f"\\u{c:04x}" for c in (0x7F, *range(0x80, 0xA0), *_BIDI_AND_INVISIBLE, 0x2028, 0x2029)
+}
+
+
+def json_text(doc: object) -> str:
+    """``doc`` as indented JSON that cannot drive a terminal (see the module docstring): inside a
+    JSON text these characters can only be in strings, so each escape stands for the same data."""
+    text = orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode()
+    return text if text.isascii() and "\x7f" not in text else text.translate(_JSON_ESCAPES)
+
+
 def neutralise(text: str) -> str:
     """``text`` with every terminal control character made visible (see the module docstring)."""
     if text.isascii() and text.isprintable():
@@ -59,13 +79,17 @@ def neutralise(text: str) -> str:
 
 
 class _Neutralising:
-    """A text stream that neutralises what is written, then hands it on."""
+    """A text stream that redacts and neutralises what is written, then hands it on: the output
+    boundary of a command (each ``click.echo`` is one write, so a message is redacted whole)."""
 
     def __init__(self, inner: TextIO) -> None:
         self._inner = inner
+        self._redact = Redactor()
 
     def write(self, s: str) -> int:
-        self._inner.write(neutralise(s))
+        if not isinstance(s, str):  # bytes a caller wrote on purpose (a binary stream underneath)
+            return self._inner.write(s)
+        self._inner.write(neutralise(self._redact(s)))
         return len(s)
 
     def __getattr__(self, name: str) -> object:
@@ -73,8 +97,9 @@ class _Neutralising:
 
 
 def install(*, stdout: bool) -> None:
-    """Neutralise the rest of this command's stderr, and its stdout when ``stdout`` (text output;
-    JSON and SARIF already escape control characters, and their strings are data)."""
+    """Redact and neutralise the rest of this command's stderr (diagnostics quote the log), and its
+    stdout when ``stdout`` (text output; a JSON document is redacted whole and escaped by
+    ``json_text``, its strings are data)."""
     if not isinstance(sys.stderr, _Neutralising):
         sys.stderr = _Neutralising(sys.stderr)
     if stdout and not isinstance(sys.stdout, _Neutralising):

@@ -178,3 +178,39 @@ def test_look_alikes_that_are_evidence_are_kept(text: str) -> None:
 
 def test_planted_set_covers_at_least_40_kinds() -> None:
     assert len({p[0] for p in PLANTED}) >= 40
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("api_key: a8f5f167f44f4964e6c998dee827110c", "a8f5f167f44f4964e6c998dee827110c"),  # YAML
+    ("  password: Tr0ub4dor&3xyz", "Tr0ub4dor&3xyz"),
+    ("{type: service_account, private_key_id: a1b2c3d4e5a1b2c3d4e5}", "a1b2c3d4e5a1b2c3d4e5"),  # quotes gone
+])
+def test_config_lines_and_unquoted_json_are_redacted(text: str, secret: str) -> None:
+    assert secret not in Redactor()(text)
+
+
+@pytest.mark.parametrize("text", ["max_tokens: 4096", "password: $DB_PASSWORD", "token: null",
+                                  "the secret: it works"])
+def test_config_look_alikes_are_kept(text: str) -> None:
+    assert Redactor()(text) == text
+
+
+def test_a_json_document_is_redacted_whole_and_an_argv_as_one_command_line() -> None:
+    from analyzer.report.redact import redact_tree
+
+    doc = {"argv": ["vllm", "serve", "m", "--api-key", "tok-abcdef123456"], "n": 3,
+           "nested": [{"HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyzABCDEFGH": ["mysql", "-pS3cretRootPw"]}],
+           "clean": ["ls", "-la"]}
+    out = redact_tree(doc)
+    assert out["argv"] == ["vllm", "serve", "m", "--api-key", MASK] and out["n"] == 3
+    assert out["nested"] == [{f"HF_TOKEN={MASK}": ["mysql", f"-p{MASK}"]}]
+    assert out["clean"] is doc["clean"]  # nothing to hide: not copied
+    key = ["-----BEGIN RSA PRIVATE KEY-----", "MIIEowIBAAKCAQEAx", "-----END RSA PRIVATE KEY-----", "x"]
+    assert "MIIEowIBAAKCAQEAx" not in str(redact_tree(key))
+
+
+def test_a_secret_is_redacted_before_a_line_is_cut() -> None:
+    from analyzer.report.redact import clip
+
+    text = "export ANTHROPIC_API_KEY=sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789 && run"
+    assert "sk-ant" not in clip(text, 40) and clip(text, 40).endswith("…")

@@ -53,7 +53,8 @@ def _session(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("args", [["check"], ["timeline"], ["graph"]])
+@pytest.mark.parametrize("args", [["check"], ["check", "--format", "github"], ["timeline"], ["graph"],
+                                  ["graph", "--format", "dot"]])
 def test_text_outputs_carry_no_raw_control_character(tmp_path: Path, args: list[str]) -> None:
     path = _session(tmp_path)
     result = CliRunner().invoke(main, [*args, str(path)], env={"COLUMNS": "400"})
@@ -92,3 +93,31 @@ def test_reveal_bidi_keeps_markup_tags_and_escapes_the_marker() -> None:
     assert reveal_bidi(Markup("<mark>\u202eab</mark>")) == Markup("<mark>&lt;U+202E&gt;ab</mark>")
     assert reveal_bidi("a\u202eb") == "a<U+202E>b"  # autoescape turns it into text
     assert reveal_bidi(3) == 3
+
+
+@pytest.mark.parametrize("args", [["check", "--format", "json"], ["check", "--format", "sarif"],
+                                  ["timeline", "--format", "json"], ["graph", "--format", "json"]])
+def test_json_outputs_escape_c1_and_bidi_and_keep_the_data(tmp_path: Path, args: list[str]) -> None:
+    """C1 controls (a raw U+009B is CSI to many terminals) and bidi overrides are JSON-escaped: a
+    document piped to a terminal cannot drive it, and a JSON reader gets the same text back."""
+    import json
+
+    path = _session(tmp_path)
+    result = CliRunner().invoke(main, [*args, str(path)])
+    assert result.exit_code in (0, 1), result.output
+    assert _CONTROL.search(result.stdout) is None
+    doc = json.loads(result.stdout)
+    if args[0] == "timeline":
+        texts = [e.get("text") or e.get("command") or "" for e in doc["events"]]
+        assert any("\x9b2J" in t and "\u202e1- 9- llik" in t for t in texts)  # exact, as data
+
+
+def test_json_text_round_trips_every_character() -> None:
+    import json
+
+    from analyzer.report.terminal import json_text
+
+    value = {"s": "".join(chr(c) for c in range(0x20, 0x2100)) + "\x1b\u202e\u2066\u2028\ufeff", "k\x9b": [1]}
+    text = json_text(value)
+    assert json.loads(text) == value
+    assert _CONTROL.search(text) is None and "\u2028" not in text

@@ -1,9 +1,9 @@
 """Reading the transcript a hook points at, as it grows.
 
-Claude Code's JSONL is read incrementally: only the bytes added since the last call, through the
-Claude Code reader's own per-entry code, so a 50 MB transcript costs its size once and then only
-what each turn adds. Other formats (Codex rollouts, Gemini CLI chat files) are read whole again
-when their size or mtime changed: their readers pair records across the file.
+Claude Code's JSONL and Codex's rollouts are read incrementally: only the bytes added since the
+last call, through the format reader's own per-record code, so a 50 MB transcript costs its size
+once and then only what each turn adds. Gemini CLI's chat file is one JSON document the CLI
+rewrites whole: it is read again when its size or mtime changed.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import os
 import pickle
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import orjson
 
 from analyzer.events import Event, ToolEvent
-from analyzer.ingest import load
+from analyzer.ingest import codex, load
 from analyzer.ingest.base import IngestError, SessionBuilder
 from analyzer.ingest.claude_code import _File, _Reader
 
@@ -38,26 +38,21 @@ class Tail(Protocol):
         ...
 
 
-class ClaudeTail:
-    """A Claude Code transcript read from where the last call stopped (whole lines only)."""
+class _LineTail:
+    """A JSONL transcript read from where the last call stopped (whole lines only); the format's
+    own reader takes each record (``_reset``, ``_entry``)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.offset = 0
+        self.line = 0
         self._reset()
 
     def _reset(self) -> None:
-        self.offset = 0
-        self.line = 0
-        self.builder = SessionBuilder(path=self.path, format="claude-code")
-        self.reader = _Reader(self.builder, set())
-        self.file = _File(path=self.path, source=None, agent=None)
+        raise NotImplementedError
 
-    @property
-    def events(self) -> list[Event]:
-        return self.file.events
-
-    def settled(self, ev: Event) -> bool:
-        return not (isinstance(ev, ToolEvent) and ev.ref is not None and ev.ref in self.file.pending)
+    def _entry(self, value: dict[str, Any]) -> None:
+        raise NotImplementedError
 
     def read(self) -> bool:
         try:
@@ -66,6 +61,7 @@ class ClaudeTail:
             return False
         restarted = size < self.offset  # rewritten or truncated: read it again from the start
         if restarted:
+            self.offset = self.line = 0
             self._reset()
         if size == self.offset:
             return restarted
@@ -83,11 +79,55 @@ class ClaudeTail:
                 continue  # the batch reader's diagnostics are for `check`; the guard reads on
             if isinstance(value, dict):
                 try:
-                    self.reader.entry(value, self.line, self.file)
+                    self._entry(value)
                 except (TypeError, ValueError, AttributeError, KeyError):
                     continue
         self.offset += end
         return restarted
+
+
+class ClaudeTail(_LineTail):
+    """A Claude Code transcript, through the Claude Code reader's own per-entry code."""
+
+    def _reset(self) -> None:
+        self.builder = SessionBuilder(path=self.path, format="claude-code")
+        self.reader = _Reader(self.builder, set())
+        self.file = _File(path=self.path, source=None, agent=None)
+
+    def _entry(self, value: dict[str, Any]) -> None:
+        self.reader.entry(value, self.line, self.file)
+
+    @property
+    def events(self) -> list[Event]:
+        return self.file.events
+
+    def settled(self, ev: Event) -> bool:
+        return not (isinstance(ev, ToolEvent) and ev.ref is not None and ev.ref in self.file.pending)
+
+
+class CodexTail(_LineTail):
+    """A Codex rollout, through the Codex reader's own per-record code: a call's output, written
+    records later, completes the call already read."""
+
+    WAIT = 16
+    """Events after which a call still without output counts as settled (one that never gets it)."""
+
+    def _reset(self) -> None:
+        self.reader = codex._Reader(self.path)
+
+    def _entry(self, value: dict[str, Any]) -> None:
+        self.reader.line = self.line
+        self.reader.record(value)
+
+    @property
+    def events(self) -> list[Event]:
+        return self.reader.b.events
+
+    def settled(self, ev: Event) -> bool:
+        if not (isinstance(ev, ToolEvent) and ev.command is not None and ev.output is None
+                and ev.exit_code is None):
+            return True
+        return not any(e is ev for e in self.reader.b.events[-self.WAIT:])
 
 
 class ReloadTail:
@@ -165,4 +205,6 @@ def tail_for(agent: str, path: str | None) -> Tail | None:
         return None
     if agent == "claude-code":
         return ClaudeTail(Path(path))
-    return ReloadTail(Path(path), {"codex": "codex", "gemini": "gemini-cli"}.get(agent))
+    if agent == "codex":
+        return CodexTail(Path(path))
+    return ReloadTail(Path(path), {"gemini": "gemini-cli"}.get(agent))

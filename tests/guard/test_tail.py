@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 
 from analyzer.events import Event, ToolEvent
-from analyzer.guard.tail import ClaudeTail, ReloadTail, tail_for
+from analyzer.guard.tail import ClaudeTail, CodexTail, ReloadTail, tail_for
 from analyzer.ingest import load
 from tests.conftest import FIXTURES
 from tests.guard.conftest import SEEDS
@@ -69,8 +70,44 @@ def test_no_transcript_means_no_tail(tmp_path: Path) -> None:
     assert tail_for("claude-code", str(tmp_path / "missing.jsonl")) is None
 
 
-@pytest.mark.parametrize(("agent", "fixture"), [("codex", "codex/rollout-unified-exec-uvicorn.jsonl"),
-                                                 ("gemini", "gemini-cli/session-2026-03-02T09-14-5c1e2a7b.json")])
+@pytest.mark.parametrize("fixture", sorted(p.name for p in (FIXTURES / "codex").glob("rollout-*.jsonl")))
+def test_a_growing_codex_rollout_reads_like_the_whole_file(fixture: str, tmp_path: Path) -> None:
+    """Only the new bytes are read; a call's output, records later, completes the call read before."""
+    data = (FIXTURES / "codex" / fixture).read_bytes()
+    path = tmp_path / fixture
+    path.write_bytes(b"")
+    tail = tail_for("codex", str(path))
+    assert isinstance(tail, CodexTail)
+    step = max(1, len(data) // 9)
+    for end in range(step, len(data) + step, step):
+        path.write_bytes(data[:end])
+        assert tail.read() is False
+    assert _shape(tail.events) == _shape(load(FIXTURES / "codex" / fixture).events)
+    path.write_bytes(data[: len(data) // 2].rsplit(b"\n", 1)[0] + b"\n")  # rewritten shorter
+    assert tail.read() is True
+
+
+def test_a_codex_call_waits_for_its_output(tmp_path: Path) -> None:
+    lines = [
+        {"timestamp": "2026-10-01T10:00:00Z", "type": "response_item", "payload": {
+            "type": "function_call", "name": "shell", "call_id": "call_1",
+            "arguments": '{"command": ["bash", "-lc", "curl -sf localhost:8000/health"]}'}},
+        {"timestamp": "2026-10-01T10:00:01Z", "type": "response_item", "payload": {
+            "type": "function_call_output", "call_id": "call_1", "output": '{"output": "ok", "metadata": {"exit_code": 0}}'}},
+    ]
+    path = tmp_path / "rollout.jsonl"
+    path.write_text(orjson.dumps(lines[0]).decode() + "\n")
+    tail = CodexTail(path)
+    tail.read()
+    (call,) = tail.events
+    assert isinstance(call, ToolEvent) and not tail.settled(call)
+    with path.open("a") as f:
+        f.write(orjson.dumps(lines[1]).decode() + "\n")
+    tail.read()
+    assert tail.settled(call) and call.output == "ok"
+
+
+@pytest.mark.parametrize(("agent", "fixture"), [("gemini", "gemini-cli/session-2026-03-02T09-14-5c1e2a7b.json")])
 def test_other_transcripts_are_read_again_when_they_change(agent: str, fixture: str, tmp_path: Path) -> None:
     src = FIXTURES / fixture
     path = tmp_path / src.name

@@ -130,8 +130,16 @@ class CodexTail(_LineTail):
         return not any(e is ev for e in self.reader.b.events[-self.WAIT:])
 
 
+def _key(ev: Event) -> tuple[object, ...]:
+    """What tells two readings of one event apart (cheap: compared for every event on a re-read)."""
+    return (ev.kind, getattr(ev, "text", None), getattr(ev, "command", None), getattr(ev, "output", None),
+            getattr(ev, "exit_code", None), ev.ref)
+
+
 class ReloadTail:
-    """Any other format: read whole again when the file changed."""
+    """Any other format (Gemini CLI's chat file, one JSON document the CLI rewrites): read whole
+    again when the file changed. A session only grows, so the events read before are kept (and
+    the world built on them) unless the new reading differs in them."""
 
     def __init__(self, path: Path, format: str | None = None) -> None:
         self.path = path
@@ -144,8 +152,7 @@ class ReloadTail:
         return self._events
 
     def settled(self, ev: Event) -> bool:
-        return not (isinstance(ev, ToolEvent) and ev.command is not None and ev.output is None
-                    and ev.exit_code is None and ev is self._events[-1])
+        return self.settled_in(ev, self._events)
 
     def read(self) -> bool:
         try:
@@ -156,11 +163,18 @@ class ReloadTail:
         if stamp == self.stamp:
             return False
         self.stamp = stamp
+        before = self._events
         try:
             self._events = list(load(self.path, self.format).events)
         except IngestError:
             self._events = []
-        return True
+        # the world took in all but a last call still waiting for its result
+        kept = before[:-1] if before and not self.settled_in(before[-1], before) else before
+        return len(kept) > len(self._events) or any(_key(a) != _key(b) for a, b in zip(kept, self._events, strict=False))
+
+    def settled_in(self, ev: Event, events: list[Event]) -> bool:
+        return not (isinstance(ev, ToolEvent) and ev.command is not None and ev.output is None
+                    and ev.exit_code is None and ev is events[-1])
 
 
 ASIDE_BYTES = 4 << 20

@@ -114,7 +114,7 @@ def test_other_transcripts_are_read_again_when_they_change(agent: str, fixture: 
     path.write_bytes(src.read_bytes())
     tail = tail_for(agent, str(path))
     assert isinstance(tail, ReloadTail)
-    assert tail.read() is True and tail.read() is False  # unchanged: not read again
+    assert tail.read() is False and tail.read() is False  # a first reading replaces nothing
     assert _shape(tail.events) == _shape(load(src).events)
     settled = [e for e in tail.events if tail.settled(e)]
     assert len(settled) >= len(tail.events) - 1  # only a last call without its result waits
@@ -138,3 +138,25 @@ def test_a_first_read_aside_continues_like_a_read_here(seed: str, tmp_path: Path
     path.write_bytes(b"".join(lines))
     here.read(), aside.read()
     assert _shape(aside.events) == _shape(here.events) == _shape(load(SEEDS / f"{seed}.jsonl").events)
+
+
+def test_a_rewritten_gemini_chat_keeps_the_world_when_it_only_grew(tmp_path: Path) -> None:
+    """Gemini CLI rewrites its chat file whole: a reading that only added messages keeps what was
+    read (no new world); one that changed an earlier message starts over."""
+    import json
+
+    src = FIXTURES / "gemini-cli" / "session-2026-03-02T09-14-5c1e2a7b.json"
+    doc = json.loads(src.read_text("utf-8"))
+    path = tmp_path / src.name
+    head = {**doc, "messages": doc["messages"][:-2]}
+    path.write_text(json.dumps(head))
+    tail = tail_for("gemini", str(path))
+    assert isinstance(tail, ReloadTail)
+    tail.read()
+    n = len(tail.events)
+    path.write_text(json.dumps(doc))
+    assert tail.read() is False and len(tail.events) > n
+    edited = json.loads(json.dumps(doc))
+    edited["messages"][0]["content"] = "Something else entirely"
+    path.write_text(json.dumps(edited))
+    assert tail.read() is True

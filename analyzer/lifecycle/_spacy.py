@@ -9,7 +9,7 @@ If spaCy's ``__init__`` changes so that the placeholder does not do, spaCy is im
 way: only the saving is lost.
 
 ``load_cached`` / ``store_cached`` keep what a pipeline build makes (the vocabulary and the built
-matchers) in the user's cache folder between processes, under a key of everything the build reads
+matchers) in the user's cache folder (``analyzer._usercache``) between processes, under a key of everything the build reads
 (``cache_key``: the pattern data's source, spaCy's and Python's versions). A missing, unreadable,
 read-only, foreign or stale cache is never an error: the caller builds, as without a cache.
 """
@@ -26,6 +26,8 @@ import tempfile
 import types
 from pathlib import Path
 from typing import Any
+
+from analyzer._usercache import cache_dir, private, private_dir
 
 _CLI, _INFO = "spacy.cli", "spacy.cli.info"
 
@@ -63,28 +65,8 @@ def import_spacy() -> types.ModuleType:
 
 # --- the pipeline cache --------------------------------------------------------------------------------
 
-CACHE_ENV = "SESSION_ANALYZER_CACHE_DIR"
-"""Overrides the cache folder; an empty value turns the cache off."""
 _FORMAT = b"pipeline-cache-1"
 """Bumped when what is stored changes shape, so that old files are stale."""
-
-
-def cache_dir() -> Path | None:
-    """Where built pipelines are kept: ``$SESSION_ANALYZER_CACHE_DIR``, else ``session-analyzer`` in
-    the user's cache folder (``$XDG_CACHE_HOME``, else ``~/.cache``; ``~/Library/Caches`` on macOS,
-    ``%LOCALAPPDATA%`` on Windows). Never inside the package, which may be read-only or shared.
-    None when the cache is off."""
-    override = os.environ.get(CACHE_ENV)
-    if override is not None:
-        return Path(override) if override else None
-    if sys.platform == "win32":
-        root = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
-    elif sys.platform == "darwin":
-        root = str(Path.home() / "Library" / "Caches")
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME", "")
-        root = xdg if os.path.isabs(xdg) else str(Path.home() / ".cache")  # the spec ignores a relative one
-    return Path(root) / "session-analyzer"
 
 
 def cache_key(*parts: bytes | str) -> str:
@@ -116,8 +98,7 @@ def load_cached(name: str, key: str) -> Any | None:
     try:
         with open(_path(name, key, folder), "rb") as fh:
             info = os.fstat(fh.fileno())
-            if not stat.S_ISREG(info.st_mode) or info.st_mode & 0o022 or (
-                    hasattr(os, "getuid") and info.st_uid != os.getuid()):
+            if not stat.S_ISREG(info.st_mode) or not private(info):
                 return None
             stored_key, value = pickle.load(fh)
     except Exception:  # missing, unreadable, truncated, or made by another version: build instead
@@ -132,12 +113,11 @@ def store_cached(name: str, key: str, value: Any) -> bool:
     """Keep ``value`` under ``name`` and ``key``, replacing the files of ``name`` under other keys.
     Written to a temporary file and renamed, so a reader never sees half a file. False (and
     nothing raised) when the folder cannot be made or written."""
-    folder = cache_dir()
+    folder = private_dir()
     if folder is None:
         return False
     target = _path(name, key, folder)
     try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}-", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as fh:

@@ -8,12 +8,15 @@ of compiled templates (one per process) has a single home.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 from functools import cache
 from pathlib import Path
 
 import jinja2
+from jinja2.bccache import Bucket
 
+from analyzer._usercache import private_dir
 from analyzer.report._markdown import markdown
 from analyzer.report.terminal import reveal_bidi
 
@@ -31,6 +34,26 @@ def csp_hash(text: object) -> str:
     return "sha256-" + base64.b64encode(digest).decode("ascii")
 
 
+class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
+    """Templates compiled by an earlier process, in the user's cache folder (``analyzer._usercache``):
+    Jinja compiles again a template whose source changed (it keeps the source's checksum). A cache
+    that cannot be read or written only loses the saving (compiling a report's templates is most of
+    the cost of rendering a small session)."""
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        with contextlib.suppress(Exception):  # unreadable, truncated, another Jinja's: compile instead
+            super().load_bytecode(bucket)
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        with contextlib.suppress(OSError):
+            super().dump_bytecode(bucket)
+
+
+def _compiled_templates() -> jinja2.BytecodeCache | None:
+    folder = private_dir("templates")
+    return None if folder is None else _CompiledTemplates(str(folder))
+
+
 @cache
 def environment(templates: Path | None = None) -> jinja2.Environment:
     """The environment (built once per process, per override folder): templates from ``templates``
@@ -42,6 +65,7 @@ def environment(templates: Path | None = None) -> jinja2.Environment:
     loaders.append(jinja2.FileSystemLoader(str(reports_dir())))
     env = jinja2.Environment(loader=jinja2.ChoiceLoader(loaders), autoescape=True, trim_blocks=True,
                              lstrip_blocks=True, undefined=jinja2.StrictUndefined,
+                             bytecode_cache=_compiled_templates(),
                              finalize=reveal_bidi)  # bidi overrides shown, not obeyed
     env.filters["thousands"] = lambda n: f"{n:,}"
     env.filters["csp_hash"] = csp_hash

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from analyzer import _usercache
 from analyzer.lifecycle import _spacy, language
 from analyzer.lifecycle.language import pipeline as pipeline_module
 
@@ -22,7 +23,7 @@ MESSAGES = [m["text"] for m in yaml.safe_load(
 @pytest.fixture
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     folder = tmp_path / "cache" / "session-analyzer"
-    monkeypatch.setenv(_spacy.CACHE_ENV, str(folder))
+    monkeypatch.setenv(_usercache.CACHE_ENV, str(folder))
     monkeypatch.setattr(pipeline_module, "_PIPELINE", None)
     language.clear_cache()
     yield folder
@@ -88,7 +89,7 @@ def test_a_cache_file_others_could_write_is_not_unpickled(cache: Path) -> None:
 def test_an_unwritable_cache_folder_just_builds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where the cache folder should be")
-    monkeypatch.setenv(_spacy.CACHE_ENV, str(blocker / "session-analyzer"))
+    monkeypatch.setenv(_usercache.CACHE_ENV, str(blocker / "session-analyzer"))
     monkeypatch.setattr(pipeline_module, "_PIPELINE", None)
     language.clear_cache()
     assert not _spacy.store_cached("spacy-pipeline", _spacy.cache_key(b"x"), "v")
@@ -97,17 +98,24 @@ def test_an_unwritable_cache_folder_just_builds(tmp_path: Path, monkeypatch: pyt
 
 
 def test_an_empty_setting_turns_the_cache_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(_spacy.CACHE_ENV, "")
-    assert _spacy.cache_dir() is None
+    monkeypatch.setenv(_usercache.CACHE_ENV, "")
+    assert _usercache.cache_dir() is None
     assert not _spacy.store_cached("spacy-pipeline", "k", "v")
     assert _spacy.load_cached("spacy-pipeline", "k") is None
 
 
 def test_the_default_folder_is_the_users_cache_not_the_package(monkeypatch: pytest.MonkeyPatch,
                                                                   tmp_path: Path) -> None:
-    monkeypatch.delenv(_spacy.CACHE_ENV, raising=False)
+    monkeypatch.delenv(_usercache.CACHE_ENV, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    folder = _spacy.cache_dir()
+    folder = _usercache.cache_dir()
     assert folder is not None
     assert folder == tmp_path / "xdg" / "session-analyzer"
     assert Path(_spacy.__file__).parent.parent not in folder.parents
+
+
+def test_a_cache_folder_others_could_write_to_is_not_used(cache: Path) -> None:
+    cache.mkdir(parents=True)
+    cache.chmod(0o777)
+    assert not _spacy.store_cached("spacy-pipeline", _spacy.cache_key(b"x"), "v")
+    assert _usercache.private_dir() is None

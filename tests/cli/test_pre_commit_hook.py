@@ -1,6 +1,10 @@
 """The pre-commit hook (.pre-commit-hooks.yaml) run as pre-commit runs it: `pre-commit try-repo`
-of this checkout (uncommitted changes included) from a temporary git repository, which installs
-the hook's own environment from the package and runs `analyzer check` on the matching files."""
+from a temporary git repository, which installs the hook's own environment from the package and
+runs `analyzer check` on the matching files.
+
+The hook repository is a clone of this checkout's HEAD with the working tree's manifest on top:
+try-repo of the checkout itself would take modified tracked files but not new ones, so work in
+progress (a new module not yet added) would break the hook's install rather than the hook."""
 
 from __future__ import annotations
 
@@ -43,9 +47,13 @@ def test_try_repo_fails_on_a_session_with_findings_and_reads_only_session_logs(t
     (repo / "package.json").write_text('{"name": "not-a-session"}\n', "utf-8")  # not matched by `files`
     _git(repo, "init", "-q")
     _git(repo, "add", ".")
+    hook_repo = tmp_path / "hook-repo"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(hook_repo)], check=True, capture_output=True)
+    shutil.copy(ROOT / ".pre-commit-hooks.yaml", hook_repo / ".pre-commit-hooks.yaml")
+    _git(hook_repo, "commit", "-q", "--allow-empty", "-am", "the manifest as in the working tree")
     env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"), "NO_COLOR": "1"}
     env.pop("VIRTUAL_ENV", None)
-    proc = subprocess.run([pre_commit, "try-repo", str(ROOT), "analyzer-check", "--all-files", "--color", "never"],
+    proc = subprocess.run([pre_commit, "try-repo", str(hook_repo), "analyzer-check", "--all-files", "--color", "never"],
                           cwd=repo, env=env, capture_output=True, text=True, timeout=900)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out

@@ -6,6 +6,7 @@ system) and peak RSS from ``os.wait4``'s rusage of the child. Each command runs 
 (bytecode cache, page cache), then ``--runs`` times interleaved; the tables show medians.
 
     python bench/report_batch.py report --peers-venv /tmp/peers   # 50 MB session, analyzer vs peers
+    python bench/report_batch.py report --peers-venv /tmp/peers --session A.jsonl --session B.jsonl  # real ones
     python bench/report_batch.py batch                            # 1,000 sessions, jobs 1 vs 2, re-run
     python bench/report_batch.py batch --formats none --runs 1    # quicker: no per-session reports
 
@@ -132,8 +133,19 @@ def peer_contenders(venv: Path | None, session: Path, folder: Path) -> list[Cont
 
 
 def cmd_report(args: argparse.Namespace, folder: Path) -> None:
+    if args.session:  # real sessions, each against the peers in its own table
+        for i, given in enumerate(args.session):
+            print(f"\n{given} ({given.stat().st_size / 2**20:.2f} MiB):")
+            report_one(args, given.resolve(), folder / f"session-{i}")
+        return
     path, said = scale.session_input(folder, args.mb, None, None)
     print(said)
+    report_one(args, path, folder)
+
+
+def report_one(args: argparse.Namespace, path: Path, folder: Path) -> None:
+    """``analyzer report`` on ``path`` against the peers installed, interleaved."""
+    folder.mkdir(parents=True, exist_ok=True)
     analyzer = Contender("analyzer report", lambda o: [sys.executable, "-m", "analyzer", "report", str(path),
                                                         "-o", str(o)], folder / "out-analyzer.html")
     contenders = [analyzer, *peer_contenders(args.peers_venv, path, folder)]
@@ -153,8 +165,10 @@ def cmd_report(args: argparse.Namespace, folder: Path) -> None:
     peers = {n: w for n, w in walls.items() if n != analyzer.name}
     if peers:
         fastest = min(peers, key=lambda n: peers[n])
+        cpu = {n: statistics.median(r.cpu for r in rs) for n, rs in results.items()}
+        target = "target > 1x for claude-code-transcripts" if args.session else "target >= 3x"
         print(f"fastest peer: {fastest}; {fastest} / analyzer report = {peers[fastest] / walls[analyzer.name]:.2f}x "
-              f"(target >= 3x; medians of {args.runs} runs)")
+              f"by wall, {cpu[fastest] / cpu[analyzer.name]:.2f}x by CPU ({target}; medians of {args.runs} runs)")
     if args.profile:
         profile(analyzer.argv(analyzer.out), folder, args.top)
 
@@ -206,6 +220,8 @@ def main(argv: list[str] | None = None) -> None:
     r = sub.add_parser("report", parents=[common], help="analyzer report against the peers on one large session")
     r.add_argument("--mb", type=float, default=50.0)
     r.add_argument("--peers-venv", type=Path, help="venv holding the peers (e.g. /tmp/peers)")
+    r.add_argument("--session", type=Path, action="append",
+                   help="a real Claude Code session to measure instead of the generated one (repeatable)")
     b = sub.add_parser("batch", parents=[common], help="analyzer batch: jobs 1 vs 2, and a re-run")
     b.add_argument("--files", type=int, default=1000)
     b.add_argument("--seed", type=int, default=0)

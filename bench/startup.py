@@ -9,6 +9,7 @@ interleaved; medians of CPU time (user + system, from ``os.wait4``), wall time a
     python bench/startup.py --phases         # also: where one check's time goes, phase by phase
     python bench/startup.py --importtime     # also: the slowest imports (python -X importtime)
     python bench/startup.py --profile        # also: a pyinstrument profile of one check
+    python bench/startup.py --base fbc52f1   # also: check with the code of that revision, side by side
 
 Contenders: ``python -c pass`` (the interpreter), ``python -c "import pydantic, click, orjson"``
 (the libraries every command needs), ``check`` with the pipeline cache warm (a user's second and
@@ -20,7 +21,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
+import subprocess
 import sys
 from pathlib import Path
 
@@ -72,20 +75,32 @@ print(json.dumps(out))
 """One check's phases in one process, in CPU seconds; ``gc passes`` is the collector's share of them."""
 
 
-def contenders(fixture: Path) -> dict[str, tuple[list[str], dict[str, str]]]:
+def contenders(fixture: Path, base: tuple[str, Path] | None) -> dict[str, tuple[list[str], dict[str, str]]]:
     py = sys.executable
     check = [py, "-m", "analyzer", "check", str(fixture)]
-    return {
+    found = {
         "python -c pass": ([py, "-c", "pass"], {}),
         "import pydantic, click, orjson": ([py, "-c", "import pydantic, click, orjson"], {}),
         "check, cache warm": (check, {}),
         "check, cache off": (check, {"SESSION_ANALYZER_CACHE_DIR": ""}),
     }
+    if base is not None:
+        found[f"check at {base[0]}"] = (check, {"PYTHONPATH": str(base[1])})
+    return found
 
 
-def measure(fixture: Path, runs: int, folder: Path) -> dict[str, list[Run]]:
+def export(rev: str, into: Path) -> Path:
+    """The code of git revision ``rev`` in ``into`` (``git archive``; the checkout is not touched)."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", rev], capture_output=True, check=True)
+    shutil.rmtree(into, ignore_errors=True)
+    into.mkdir(parents=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into
+
+
+def measure(fixture: Path, runs: int, folder: Path, base: tuple[str, Path] | None = None) -> dict[str, list[Run]]:
     cache = folder / "cache"
-    todo = contenders(fixture)
+    todo = contenders(fixture, base)
     results: dict[str, list[Run]] = {name: [] for name in todo}
     for i in range(runs + 1):  # the first round is untimed: bytecode cache, page cache, pipeline cache
         for name, (argv, env) in todo.items():
@@ -138,13 +153,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--importtime", action="store_true", help="also list the slowest imports")
     ap.add_argument("--profile", action="store_true", help="also profile one check (pyinstrument)")
     ap.add_argument("--top", type=int, default=30)
+    ap.add_argument("--base", metavar="REV", help="also time check with the code of this git revision, side by side")
     args = ap.parse_args(argv)
     scale.header()
     fixture = args.fixture.resolve()
 
     def go(_: argparse.Namespace, folder: Path) -> None:
         print(f"input: {fixture.relative_to(ROOT) if fixture.is_relative_to(ROOT) else fixture}")
-        table(measure(fixture, args.runs, folder))
+        base = (args.base, export(args.base, folder / "base")) if args.base else None
+        table(measure(fixture, args.runs, folder, base))
         if args.phases:
             phases(fixture, args.runs, folder)
         if args.importtime:

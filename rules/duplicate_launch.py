@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from analyzer.lifecycle.facts import Failure, Launch
@@ -21,6 +22,10 @@ class DuplicateLaunch(Rule):
         duplicate: a retry after the earlier launch visibly failed, ended with its tool call or
         task, or stopped answering on its port; two scripts that only share a kind's default port.
 
+        Also flagged: a launch that dies because its port is taken (``EADDRINUSE``, "Another next
+        dev server is already running") while no launch of this log holds it: the occupant was
+        started before the log or by the user, and the agent launched as if the port were free.
+
     Why is this bad:
         The duplicate cannot bind the port or get the GPUs: it dies at once (``Killed``,
         ``Address already in use``, CUDA OOM), or worse, it races the live one. Either way the agent
@@ -30,6 +35,8 @@ class DuplicateLaunch(Rule):
         Launches whose port the analyzer could not see (a ``$PORT`` variable, a config file) are
         keyed by host and kind and may look alike when they are not. A background ``up`` whose end
         the log never shows (no notification, no ``docker compose ps``) is believed still running.
+        A port taken by an unrelated program (not another copy of the server) reads as a
+        collision with a server from before the log: the output rarely says which.
 
     How to avoid it:
         Probe the port (``curl -sf host:port/health``) before launching; stop the old one first if
@@ -44,6 +51,18 @@ class DuplicateLaunch(Rule):
 
     def check(self, world: World) -> Iterable[Finding]:
         for launch in world.facts_of(Launch):
+            if launch.collided and launch.ran and launch.instance is not None:
+                inst = world.instances[launch.instance]
+                named = re.search(r"[:.](\d{2,5})\b", launch.collided)
+                port = inst.port or (int(named.group(1)) if named else None)
+                held = f":{port}" if port else "its port"
+                yield self.finding(
+                    world, anchor=launch.event, instance=launch.instance,
+                    message=f"launches the {inst.name} while a server this session did not start already holds "
+                            f"{held}: {launch.collided[:160]!r}",
+                    details={"collided": launch.collided},
+                )
+                continue
             if launch.duplicate_of is None or not launch.ran or launch.instance is None:
                 continue
             inst = world.instances[launch.instance]

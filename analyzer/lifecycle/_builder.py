@@ -847,10 +847,21 @@ class Builder:
     def fail_launch(self, ev: ToolEvent, launch: Launch, fi: int, reason: str, quote: str) -> None:
         inst = launch.instance
         assert inst is not None
+        if reason == "address-in-use" and launch.duplicate_of is None and not self.held_by_log(inst, fi):
+            launch.collided = quote.strip()  # nothing this log started holds the port: someone else's server
         xi = self.w._add(Failure(event=ev.index, instance=inst, reason=reason, quote=quote, launch_event=launch.event,
                                  detail=f"the {launch.label} launched here died: {quote}"))
         self.w._edge(f"event:{ev.index}", f"instance:{inst}", "reports-failure", xi)
         self.ended(inst, fi, "failed", xi, quote)
+
+    def held_by_log(self, inst: str, fi: int) -> bool:
+        """Whether a launch of this log other than ``fi`` may still hold the instance's port: one
+        believed running, or one on the same port whose end the log never showed."""
+        if any(lf != fi for lf in self.live.get(inst, [])):
+            return True
+        port = self.w.instances[inst].port
+        return port is not None and any(lf != fi and self.w.instances[k].port == port
+                                        for k, lives in self.live.items() for lf in lives)
 
     def ended(self, inst: str, fi: int, state: State, xi: int, why: str) -> None:
         """Launch ``fi`` is over. The instance takes ``state`` when nothing else of it is believed

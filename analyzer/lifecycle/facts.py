@@ -56,6 +56,10 @@ class Launch(_Fact):
     """False when the process model predicts it never ran (its shell was killed before it)."""
     duplicate_of: int | None = None
     """Event index of the live launch this one duplicates."""
+    collided: str | None = None
+    """The output line showing its port already held by a server no launch of this log started
+    (``EADDRINUSE``, "Another next dev server is already running"): one from before the log or
+    the user's own."""
 
 
 class Probe(_Fact):

@@ -175,9 +175,14 @@ def dead_jobs(output: str | None) -> list[DeadJob]:
     return [DeadJob(int(m.group(1)), m.group(2), m.group(3).strip()) for m in found]
 
 
+_ALREADY_RUNNING = re.compile(r"(?i)\banother [\w .-]{0,40}?(?:server|instance) is already running")
+"""A server's own refusal to start beside a running copy of itself (``next dev``, lock files)."""
+
+
 def failure_reason(line: str) -> str:
     low = line.lower()
-    if "address already in use" in low or "eaddrinuse" in low or re.search(r"port \d+ is (?:not available|already in use)", low):
+    if "address already in use" in low or "eaddrinuse" in low or re.search(r"port \d+ is (?:not available|already in use)", low) \
+            or _ALREADY_RUNNING.search(line):
         return "address-in-use"
     if "out of memory" in low or "oom" in low:
         return "oom"

@@ -52,12 +52,21 @@ def runtime_dir() -> str:
     return folder
 
 
+WIRE = 2
+"""The wire format's version, in the server's file names: after an upgrade the hook starts a new
+server instead of talking to one that reads another format (which idles out on its own)."""
+
+
 def socket_path(folder: str) -> str:
-    return os.path.join(folder, "guard.sock")
+    return os.path.join(folder, f"guard-{WIRE}.sock")
 
 
 def pid_path(folder: str) -> str:
-    return os.path.join(folder, "guard.pid")
+    return os.path.join(folder, f"guard-{WIRE}.pid")
+
+
+def lock_path(folder: str) -> str:
+    return os.path.join(folder, f"guard-{WIRE}.lock")
 
 
 def default_log() -> str:

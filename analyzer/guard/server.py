@@ -25,7 +25,7 @@ from analyzer.config import Config, find_config, load_config
 from analyzer.events import Event, Session, ToolEvent, UserEvent
 from analyzer.guard import decide
 from analyzer.guard.agents import AGENTS
-from analyzer.guard.client import IDLE_ENV, MODES, default_log, pid_path, runtime_dir, socket_path
+from analyzer.guard.client import IDLE_ENV, MODES, default_log, lock_path, pid_path, runtime_dir, socket_path
 from analyzer.guard.judge import LiveWorld, guard_analyzer, proposed
 from analyzer.guard.settings import GuardSettings, guard_settings
 from analyzer.guard.tail import ASIDE_BYTES, Tail, read_aside, tail_for
@@ -219,7 +219,7 @@ def _answer(server: Server, conn: socket.socket, request: bytes) -> None:
 
 def serve(folder: Path) -> int:
     """Run until idle; 0 also when another server already holds the folder's lock."""
-    lock = open(folder / "guard.lock", "w")  # noqa: SIM115 - held for the server's whole life
+    lock = open(lock_path(str(folder)), "w")  # noqa: SIM115 - held for the server's whole life
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:

@@ -25,10 +25,10 @@ def guard_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     monkeypatch.setenv("ANALYZER_GUARD_LOG", str(tmp_path / "guard.jsonl"))
     monkeypatch.setenv("ANALYZER_GUARD_IDLE", "30")
     yield folder
-    from analyzer.guard.client import stop_server
+    from analyzer.guard.client import pid_path, stop_server
 
     stop_server(folder)
-    pid_file = folder / "guard.pid"
+    pid_file = Path(pid_path(str(folder)))
     if pid_file.exists():  # it did not stop when asked: end it (only the one this test started)
         with contextlib.suppress(ProcessLookupError, ValueError):
             os.kill(int(pid_file.read_text()), signal.SIGKILL)

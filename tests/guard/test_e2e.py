@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from analyzer.guard.client import pid_path, socket_path
 from tests.guard.conftest import transcript_before
 
 ANALYZER = [sys.executable, "-c", "from analyzer.cli import main; main()"]
@@ -144,9 +145,10 @@ def test_the_server_exits_when_idle(guard_dir: Path, tmp_path: Path, monkeypatch
                  "hook_event_name": "PreToolUse", "tool_name": "Bash",
                  "tool_input": {"command": "curl -sf localhost:8765/health"}, "tool_use_id": "t1"})
     assert out.returncode == 0
-    assert (guard_dir / "guard.pid").exists()
+    pid, sock = Path(pid_path(str(guard_dir))), Path(socket_path(str(guard_dir)))
+    assert pid.exists()
     deadline = time.monotonic() + 60  # a generous bound for a loaded machine, not a timing check
-    while (guard_dir / "guard.pid").exists() and time.monotonic() < deadline:
+    while pid.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     # the server removes both on its way out
-    assert not (guard_dir / "guard.pid").exists() and not (guard_dir / "guard.sock").exists()
+    assert not pid.exists() and not sock.exists()

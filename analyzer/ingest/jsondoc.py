@@ -21,6 +21,7 @@ character.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ from typing import Any
 import orjson
 
 from analyzer.events import Level
-from analyzer.ingest.base import IngestError, SessionBuilder, read_regular
+from analyzer.ingest.base import IngestError, SessionBuilder, open_regular, read_regular, strip_bom
 
 _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
@@ -381,3 +382,43 @@ def complete_items(doc: Prefix, items: list[Any], builder: SessionBuilder) -> li
         builder.records += 1
         return items[:-1]
     return items
+
+
+MAX_VALUE_CHARS = 8 * 1024 * 1024
+"""A single JSON record longer than this (an opencode part holding a 900 MB tool output) is read as
+its first and last ``MAX_VALUE_CHARS // 2`` characters: the session keeps at most
+``MAX_OUTPUT_CHARS`` of an output anyway, and its head and tail are what ``cap_output`` keeps."""
+
+
+def join_cut(head: str, tail: str, elided: int) -> Any:
+    """The JSON value of a record whose middle was not read: ``head`` and ``tail`` joined by an
+    elision marker inside the string that spans the cut (the usual case: one huge output field).
+    When the cut is not inside one string, the value as far as ``head`` goes (``json_prefix``);
+    None when not even that is JSON."""
+    marker = f"[… {elided} characters not read …]"
+    for back in range(6):  # a cut inside an escape (``\\u00e9``, ``\\"``) breaks the string: move off it
+        for ahead in range(6):
+            try:
+                return orjson.loads(head[: len(head) - back] + marker + tail[ahead:])
+            except orjson.JSONDecodeError:
+                continue
+    doc = json_prefix(head)
+    return doc.value if doc is not None else None
+
+
+def load_bounded(path: Path, limit: int = MAX_VALUE_CHARS) -> tuple[Any, int]:
+    """The JSON value of the file at ``path`` and how many bytes of its middle were not read (0: the
+    whole file): a file over ``limit`` bytes is read as its first and last ``limit // 2``, never
+    whole. Raises ``OSError`` (unreadable, not a regular file) or ``orjson.JSONDecodeError``."""
+    with open_regular(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size <= limit:
+            return orjson.loads(strip_bom(fh.read())), 0
+        half = limit // 2
+        head = strip_bom(fh.read(half)).decode("utf-8", "replace")
+        fh.seek(size - half)
+        tail = fh.read(half).decode("utf-8", "replace")
+    value = join_cut(head, tail, size - 2 * half)
+    if value is None:
+        raise orjson.JSONDecodeError("not JSON in its first bytes", head[:200], 0)
+    return value, size - 2 * half

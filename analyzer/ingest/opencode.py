@@ -63,10 +63,16 @@ from analyzer.ingest.base import (
     kind_of,
     open_regular,
     parse_ts,
-    read_regular,
     strip_bom,
 )
-from analyzer.ingest.jsondoc import Lost, complete_items, load_document
+from analyzer.ingest.jsondoc import (
+    MAX_VALUE_CHARS,
+    Lost,
+    complete_items,
+    join_cut,
+    load_bounded,
+    load_document,
+)
 
 NAME = "opencode"
 DESCRIPTION = ("opencode: `opencode export` JSON, [{info, parts}] arrays, the storage folder, opencode.db, "
@@ -130,9 +136,29 @@ class SessionRef:
 class _Store(Protocol):
     """Where sessions come from (a file, a storage folder, a database)."""
 
-    def infos(self) -> list[dict[str, Any]]: ...
+    def infos(self) -> list[dict[str, Any]]:
+        """Every session's info (listing, and choosing the latest)."""
+
+    def info(self, session_id: str) -> dict[str, Any] | None:
+        """One session's info: a database answers it without reading every session."""
+
+    def children(self, session_id: str) -> list[dict[str, Any]]:
+        """The infos of the sessions ``session_id`` started (its sub-agents)."""
 
     def messages(self, session_id: str, b: SessionBuilder) -> list[Message]: ...
+
+
+class _Listed:
+    """``info`` and ``children`` of a store that lists all its sessions cheaply (a file, a folder)."""
+
+    def infos(self) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def info(self, session_id: str) -> dict[str, Any] | None:
+        return next((i for i in self.infos() if i.get("id") == session_id), None)
+
+    def children(self, session_id: str) -> list[dict[str, Any]]:
+        return [i for i in self.infos() if i.get("parentID") == session_id]
 
 
 
@@ -147,23 +173,28 @@ def _loads(raw: bytes | str) -> Any:
     return orjson.loads(raw)
 
 
+def _text(value: Any) -> str:
+    """A database value as text (a BLOB row decodes with U+FFFD, like every text column)."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
 # ----------------------------------------------------------------------------------------- stores
 
 @dataclass
-class _JsonStore:
+class _JsonStore(_Listed):
     """An export or a bare messages array: one session, no sub-agent sessions."""
 
-    info: dict[str, Any]
+    session_info: dict[str, Any]
     raw_messages: list[Any]
     path: Path
     reading: SessionBuilder | None = None
     """What reading the document found (a damaged record, a cut-off end): for the session's diagnostics."""
 
     def infos(self) -> list[dict[str, Any]]:
-        return [self.info]
+        return [self.session_info]
 
     def messages(self, session_id: str, b: SessionBuilder) -> list[Message]:
-        if session_id != self.info.get("id"):
+        if session_id != self.session_info.get("id"):
             return []
         if self.reading is not None:
             b.diagnostics.extend(self.reading.diagnostics)
@@ -202,7 +233,7 @@ def _is_stream_event(value: Any) -> bool:
 
 
 @dataclass
-class _StreamStore:
+class _StreamStore(_Listed):
     """``opencode run --format json`` output: one session, its assistant messages from the parts."""
 
     path: Path
@@ -241,7 +272,7 @@ class _StreamStore:
 
 
 @dataclass
-class _StorageStore:
+class _StorageStore(_Listed):
     """The JSON storage folder: ``session/``, ``message/``, ``part/``."""
 
     root: Path
@@ -250,12 +281,15 @@ class _StorageStore:
 
     def _read(self, path: Path, b: SessionBuilder | None) -> dict[str, Any] | None:
         try:
-            value = _loads(read_regular(path))
+            value, elided = load_bounded(path, MAX_VALUE_CHARS)  # a 900 MB part file: its two ends, not all of it
         except (OSError, orjson.JSONDecodeError) as exc:
             if b is not None:
                 b.diag(Level.error, f"unreadable JSON file ({str(exc).splitlines()[0]}); skipped",
                        file=str(path))
             return None
+        if elided and b is not None:
+            b.diag(Level.warning, f"{elided // 2**20} MiB in the middle of this JSON file were not read "
+                   f"(over {MAX_VALUE_CHARS // 2**20} MiB: its first and last halves were)", file=str(path))
         if not isinstance(value, dict):
             if b is not None:
                 b.diag(Level.error, "file does not hold a JSON object; skipped", file=str(path))
@@ -332,9 +366,17 @@ class _DbStore:
         except sqlite3.Error as exc:
             raise IngestError(self.path, f"opencode database not readable ({exc})") from exc
 
-    def infos(self) -> list[dict[str, Any]]:
+    def _sessions(self, where: str = "", params: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+        """Session infos of the rows ``where`` selects (all without it). A database without the
+        column ``where`` names (another opencode version) answers from every row instead."""
         with self._connect() as con:
-            rows = con.execute("SELECT * FROM session").fetchall()
+            try:
+                rows = con.execute(f"SELECT * FROM session {where}", params).fetchall()
+            except sqlite3.OperationalError:
+                if not where:
+                    raise
+                column = where.split()[1]
+                rows = [r for r in map(dict, con.execute("SELECT * FROM session")) if r.get(column) == params[0]]
         out = []
         for row in rows:
             r = dict(row)
@@ -358,32 +400,41 @@ class _DbStore:
             out.append({k: v for k, v in info.items() if v is not None})
         return out
 
+    def infos(self) -> list[dict[str, Any]]:
+        return self._sessions()
+
+    def info(self, session_id: str) -> dict[str, Any] | None:
+        # one row, not the table: batch loads each of 10,000 sessions on its own
+        found = self._sessions("WHERE id = ?", (session_id,))
+        return found[0] if found else None
+
+    def children(self, session_id: str) -> list[dict[str, Any]]:
+        return self._sessions("WHERE parent_id = ?", (session_id,))
+
     def messages(self, session_id: str, b: SessionBuilder) -> list[Message]:
+        by_message: dict[str, list[Part]] = {}
         with self._connect() as con:
             msgs = con.execute(
                 "SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id", (session_id,)
             ).fetchall()
+            lines = {row["id"]: n for n, row in enumerate(msgs, start=1)}
+            # row by row, and a part's JSON over MAX_VALUE_CHARS as its two ends only: a 900 MB
+            # tool output must not be held whole (and then parsed into a second copy)
+            half = MAX_VALUE_CHARS // 2
             parts = con.execute(
-                "SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id",
-                (session_id,),
-            ).fetchall()
-        by_message: dict[str, list[Part]] = {}
-        lines = {row["id"]: n for n, row in enumerate(msgs, start=1)}
-        for row in parts:
-            try:
-                data = _loads(row["data"])
-            except orjson.JSONDecodeError:
-                b.records += 1
-                b.diag(Level.error, f"part {row['id']}: data is not valid JSON; skipped",
-                       lines.get(row["message_id"]))
-                continue
-            if not isinstance(data, dict):
-                b.records += 1
-                b.diag(Level.error, f"part {row['id']}: data is not a JSON object; skipped",
-                       lines.get(row["message_id"]))
-                continue
-            data.update(id=row["id"], messageID=row["message_id"], sessionID=session_id)
-            by_message.setdefault(row["message_id"], []).append(Part(data))
+                "SELECT id, message_id, length(data) AS size, "
+                "CASE WHEN length(data) > ? THEN substr(data, 1, ?) ELSE data END AS head, "
+                "CASE WHEN length(data) > ? THEN substr(data, -?) END AS tail "
+                "FROM part WHERE session_id = ? ORDER BY message_id, id",
+                (MAX_VALUE_CHARS, half, MAX_VALUE_CHARS, half, session_id),
+            )
+            for row in parts:
+                data = self._part(row, lines.get(row["message_id"]), b)
+                if data is None:
+                    b.records += 1
+                    continue
+                data.update(id=row["id"], messageID=row["message_id"], sessionID=session_id)
+                by_message.setdefault(row["message_id"], []).append(Part(data))
         out = []
         for n, row in enumerate(msgs, start=1):
             b.records += 1
@@ -398,6 +449,26 @@ class _DbStore:
             info.update(id=row["id"], sessionID=session_id)
             out.append(Message(info, by_message.get(row["id"], []), line=n))
         return out
+
+    @staticmethod
+    def _part(row: sqlite3.Row, line: int | None, b: SessionBuilder) -> dict[str, Any] | None:
+        """A part row's JSON object; None (with an error) when it is not one."""
+        head, tail, size = row["head"], row["tail"], row["size"]
+        try:
+            if tail is None:
+                data = _loads(head)
+            else:
+                elided = int(size) - len(head) - len(tail)
+                data = join_cut(_text(head), _text(tail), elided)
+                b.diag(Level.warning, f"part {row['id']}: {int(size) // 2**20} MiB of JSON; read its first and "
+                       f"last {len(head) // 2**20} MiB, {elided} characters between them were not read", line)
+        except (orjson.JSONDecodeError, TypeError):
+            b.diag(Level.error, f"part {row['id']}: data is not valid JSON; skipped", line)
+            return None
+        if not isinstance(data, dict):
+            b.diag(Level.error, f"part {row['id']}: data is not a JSON object; skipped", line)
+            return None
+        return data
 
 
 # -------------------------------------------------------------------------------------- detection
@@ -490,11 +561,6 @@ class _Emitter:
     def __init__(self, b: SessionBuilder, store: _Store) -> None:
         self.b = b
         self.store = store
-        self.children: dict[str, list[dict[str, Any]]] = {}
-        for info in store.infos():
-            parent = info.get("parentID")
-            if isinstance(parent, str):
-                self.children.setdefault(parent, []).append(info)
         self.done: set[str] = set()
 
     def session(self, info: dict[str, Any], agent: str = "main") -> None:
@@ -513,7 +579,7 @@ class _Emitter:
                             msg.source)
                 self.b.skipped += 1 + len(msg.parts)
                 self.b.records += len(msg.parts)
-        for child in sorted(self.children.get(sid, []), key=lambda i: str(i.get("id"))):
+        for child in sorted(self.store.children(sid), key=lambda i: str(i.get("id"))):
             if str(child.get("id")) not in self.done:  # a sub-agent no task call pointed at
                 self.session(child, agent=str(child.get("id")))
 
@@ -621,11 +687,8 @@ class _Emitter:
     def _child(self, session_id: str | None) -> dict[str, Any] | None:
         if session_id is None or session_id in self.done:
             return None
-        for infos in self.children.values():
-            for info in infos:
-                if info.get("id") == session_id:
-                    return info
-        return None
+        info = self.store.info(session_id)
+        return info if info is not None and isinstance(info.get("parentID"), str) else None
 
     def tool(self, msg: Message, part: Part, agent: str, cwd: str | None, by_user: bool) -> ToolEvent:
         d = part.data
@@ -722,8 +785,7 @@ def _recency(ref: SessionRef) -> tuple[float, str]:
     return (ref.updated.timestamp() if ref.updated else float("-inf"), ref.id)
 
 
-def _latest(store: _Store) -> dict[str, Any] | None:
-    infos = store.infos()
+def _latest(infos: list[dict[str, Any]]) -> dict[str, Any] | None:
     top = [i for i in infos if not i.get("parentID")] or infos
     return max(top, key=lambda i: _recency(_ref(i))) if top else None
 
@@ -739,23 +801,24 @@ def load_session(path: Path, session_id: str | None) -> Session:
     path = Path(path)
     store, asked = _open(path)
     wanted = session_id or asked
-    infos = store.infos()
+    infos: list[dict[str, Any]] | None = None
     if wanted is None:
-        info = _latest(store)
+        infos = store.infos()
+        info = _latest(infos)
         if info is None:
             raise IngestError(path, "no opencode sessions in it")
-    else:
-        match = [i for i in infos if i.get("id") == wanted]
-        if not match:
+    else:  # one session of many (a batch member): only its rows are read
+        found = store.info(wanted)
+        if found is None:
             raise IngestError(path, f"no session {wanted!r} in it")
-        info = match[0]
+        info = found
     b = SessionBuilder(path=path, format=NAME)
     if isinstance(store, _DbStore):
         b.sources.append(str(path))
     emitter = _Emitter(b, store)
     emitter.session(info)
-    others = [i for i in infos if i.get("id") not in emitter.done and not i.get("parentID")]
-    if wanted is None and others:
+    others = [i for i in infos or [] if i.get("id") not in emitter.done and not i.get("parentID")]
+    if infos is not None and others:
         b.diag(Level.info, f"{len(infos)} sessions here; loaded the most recently updated, {info['id']} "
                            "(list_sessions() / load_session() read the others)")
     model = as_id(as_dict(info.get("model")).get("id"))

@@ -74,7 +74,7 @@ def test_the_agents_markdown_renders_and_stays_inert(page: Any) -> None:
     assert "sk-ant-api03-AAAA" not in shown  # still redacted
 
 
-def test_a_long_victim_table_folds_after_its_first_rows(page: Any) -> None:
+def test_a_long_victim_table_and_evidence_list_fold_after_their_first_rows(page: Any) -> None:
     kill = page.locator("article.finding .kills").first
     assert kill.locator(":scope > table tr").count() == 3
     more = kill.locator("details.more-rows")
@@ -84,6 +84,13 @@ def test_a_long_victim_table_folds_after_its_first_rows(page: Any) -> None:
     sync_api.expect(more.locator("table")).to_be_visible()
     assert more.locator("tr").count() == 4  # two more servers, its own shell, and the relaunch
     sync_api.expect(more).to_contain_text("uvicorn app on local:8005")
+    # the launches the pattern hit: the first three shown, the rest folded the same way
+    evidence = page.locator("#finding-1 > details.more-rows")
+    sync_api.expect(evidence.locator("summary")).to_have_text("2 more pieces of evidence")
+    sync_api.expect(evidence.locator("li").first).to_be_hidden()
+    evidence.locator("summary").click()
+    sync_api.expect(evidence.locator("li")).to_have_count(2)
+    sync_api.expect(evidence.locator("li").last).to_be_visible()
 
 
 def test_times_name_the_logs_zone(page: Any) -> None:

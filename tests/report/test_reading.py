@@ -82,3 +82,7 @@ def test_long_victim_tables_fold_after_three_rows(tmp_path: Path) -> None:
     hits = re.search(r"hits (\d+) processes", kills)
     more = re.search(r'<details class="more-rows"><summary>(\d+) more processes this kill hits</summary>', kills)
     assert hits and more and int(more.group(1)) == int(hits.group(1)) - 3 >= 3
+    finding = html[html.index('id="finding-1"'):]
+    finding = finding[:finding.index("</article>")]
+    shown = finding[:finding.index("more pieces of evidence")]
+    assert shown.count('<li data-role="') == 4  # the anchor and three of the processes it hit

@@ -88,12 +88,18 @@ def measure(folder: Path, megabytes: float, calls: int, process_calls: int, gap:
     print(note)
     sock = folder / "sock"
     sock.mkdir(exist_ok=True)
+    # the server and the hook processes run with bytecode cached, as an installed analyzer has it
+    # (the development machine sets PYTHONDONTWRITEBYTECODE: every start would compile the package)
+    os.environ.update(scale.child_env(folder))
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     os.environ["ANALYZER_GUARD_DIR"] = str(sock)
     os.environ["ANALYZER_GUARD_LOG"] = str(folder / "decisions.jsonl")
     os.environ.setdefault("ANALYZER_GUARD_IDLE", "120")
     commands = [e.command for e in load(big).events if isinstance(e, ToolEvent) and e.command]
     live = folder / "live.jsonl"
     try:
+        stop_server(sock)
+        _timed(None, _payload(SMALL, "pkill -f sglang", 0, "small"), sock, 60)  # fills the bytecode cache
         stop_server(sock)
         cold_small, _ = _timed(None, _payload(SMALL, "pkill -f sglang", 0, "small"), sock, 60)
         stop_server(sock)
@@ -112,7 +118,7 @@ def measure(folder: Path, megabytes: float, calls: int, process_calls: int, gap:
         argvs = {"installed: python -I -S client.py": shlex.split(hook_command("claude-code")),
                  "python -m analyzer.guard": [sys.executable, "-m", "analyzer.guard", "--agent", "claude-code"],
                  "analyzer guard (console script)": [str(console), "guard", "--agent", "claude-code"]}
-        env = scale.child_env(folder)  # bytecode cached, as an installed analyzer has it
+        env = dict(os.environ)
         process: dict[str, list[float]] = {}
         for name, argv in argvs.items():
             process[name] = []

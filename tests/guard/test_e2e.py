@@ -27,6 +27,16 @@ def _hook(payload: dict[str, object], *args: str) -> subprocess.CompletedProcess
                           capture_output=True, text=True, timeout=120, env=os.environ.copy())
 
 
+def _logged() -> list[dict[str, object]]:
+    """The decision log's lines: the server appends each after its reply has gone, so the hook
+    may exit a moment before its line is there (a generous bound, not a timing check)."""
+    log = Path(os.environ["ANALYZER_GUARD_LOG"])
+    deadline = time.monotonic() + 30
+    while not (log.exists() and log.read_text().endswith("\n")) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
 def _claude_transcript(path: Path, token: str) -> str:
     """A session that launched a uvicorn (a real Claude Code line shape) and got its result."""
     launch = f"nohup uvicorn app:{token} --port 8765 > api.log 2>&1 &"
@@ -64,7 +74,7 @@ def test_self_matching_pkill_is_denied_and_really_kills_its_own_wrapper(guard_di
                              capture_output=True, text=True, timeout=30)
     assert "survived" not in wrapper.stdout and wrapper.returncode != 0
 
-    log = [json.loads(line) for line in Path(os.environ["ANALYZER_GUARD_LOG"]).read_text().splitlines()]
+    log = _logged()
     assert [(r["verdict"], r["rule"], r["session"], r["command"]) for r in log] == [
         ("deny", "over-broad-kill", "e2e", command)]
     assert log[0]["latency_ms"] > 0 and log[0]["error"] is None
@@ -105,7 +115,7 @@ def test_malformed_hook_input_is_allowed_and_logged(guard_dir: Path) -> None:
     out = subprocess.run([*ANALYZER, "guard", "--agent", "claude-code", "--timeout", "60"], input="{truncated",
                          capture_output=True, text=True, timeout=120)
     assert (out.returncode, out.stdout) == (0, "")
-    record = json.loads(Path(os.environ["ANALYZER_GUARD_LOG"]).read_text())
+    (record,) = _logged()
     assert record["verdict"] == "allow" and "unreadable hook input" in record["error"]
 
 

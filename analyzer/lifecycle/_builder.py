@@ -24,6 +24,7 @@ from analyzer.lifecycle.facts import (
     ModelDisagreement,
     Probe,
     Ready,
+    RelaunchMatch,
     State,
     Victim,
 )
@@ -102,6 +103,10 @@ class Builder:
         self._programs: list[str] | None = None
         self.collided: set[int] = set()
         """Still-running compose ups a later up has already been reported against."""
+        self.up_running: set[int] = set()
+        """Open compose ups whose containers a later ``docker compose ps`` showed running."""
+        self.stack_stops: dict[int, str] = {}
+        """id of a Kill that stops a whole compose stack -> its host (applied in command order)."""
         self.containers = ContainerLedger()
         """Which containers the agent made and which someone else did (another project)."""
         self.open_ups: dict[str, dict[int, str | None]] = {}
@@ -467,6 +472,8 @@ class Builder:
         if _compose_ps(argv) and ev.output is not None and not ev.truncated and ev.exit_code in (None, 0):
             if not _compose_rows(ev.output):
                 self.compose_empty(ev, where)
+            elif any(r.status.startswith("Up") for r in container_rows(ev.output)):
+                self.compose_running(where)
             return
         if cmd.name in ("ss", "netstat", "lsof") and ev.output and not ev.background:
             self.bind_pids(ev, cmd, where)  # `netstat -ano | findstr :8080` names the port in another command
@@ -646,29 +653,34 @@ class Builder:
                     role, label = p.kind, p.label or " ".join(p.argv)[:80]
                 else:
                     role, label = "other", p.label or " ".join(p.argv)[:80]
+                said = killsem.parts(vic.why)
                 victims.append(Victim(
                     label=label, reason=vic.reason, role=role,
                     instance=launch.instance if isinstance(launch, Launch) else None,
                     launch_event=launch.event if isinstance(launch, Launch) else None,
-                    match_span=vic.span,
+                    matched=vic.why.matched, subject=said.quote, match_span=said.quote_span, lead=said.lead,
+                    consequence=said.consequence,
                 ))
             if v.mechanism == "systemctl" and v.reached:
                 victims += self.units_from_before(v, {vic.instance for vic in victims})
             if v.mechanism in ("docker-compose", "docker") and v.reached:
                 victims += self.foreign_containers_hit(ev, v)
-            relaunch = [self.w.facts[fi].event for c, fi in launches
-                        if c.position > v.command.position and v.pattern
-                        and _matches(v.pattern, " ".join(c.effective_argv))]
+            relaunches = [RelaunchMatch(event=self.w.facts[fi].event, text=line, span=span) for c, fi in launches
+                          if c.position > v.command.position and v.pattern
+                          and (span := _match_span(v.pattern, line := " ".join(c.effective_argv)))]
+            relaunch = [r.event for r in relaunches]
             text = " ".join(v.command.argv)
             notes = list(v.notes)
             if v.invalid_pattern:
                 notes.append("the pattern is not a valid POSIX ERE: pkill exits 2 and kills nothing")
             kill = Kill(event=ev.index, mechanism=v.mechanism, text=text, pattern=v.pattern,
-                        victims=victims, self_kill=v.self_kill is not None, generic=v.generic,
-                        also_matches_relaunch=relaunch, platform=v.platform, notes=notes,
-                        command_position=v.command.position,
+                        victims=victims, self_kill=v.self_kill is not None, generic=v.generic, selects=v.selects,
+                        also_matches_relaunch=relaunch, relaunches=relaunches, platform=v.platform, notes=notes,
+                        command_position=v.command.position, command_span=v.command.span,
                         detail=f"{text} hits {len(victims)} process(es)")
             self.maybe_hit[id(kill)] = self.unseen_children_hit(v, {vic.instance for vic in victims})
+            if v.mechanism == "docker-compose" and v.targets == ["(all services)"] and v.reached:
+                self.stack_stops[id(kill)] = v.command.host or "local"
             out.append((kill, v))
         return out
 
@@ -877,6 +889,14 @@ class Builder:
 
     def apply_kill(self, kill: Kill) -> None:
         fi = self.w._add(kill)
+        if (host := self.stack_stops.pop(id(kill), None)) is not None:
+            # `docker compose down|stop|kill` of the whole stack: an attached `up` whose containers
+            # were seen running exits with them. (One still building has no container to lose: it
+            # builds on and starts the stack after the down.)
+            for inst, ups in self.open_ups.items():
+                if self.w.instances[inst].host == host:
+                    for u in [u for u in ups if u in self.up_running]:
+                        del ups[u]
         for inst in self.maybe_hit.pop(id(kill), []):
             if self.live_state(inst, kill.event) in ("starting", "ready"):
                 self.w._change(inst, "unknown", fi, f"`{kill.text}` may have stopped the process its script runs")
@@ -922,6 +942,19 @@ class Builder:
                 continue
             for fi in [u for u in ups if not _detached_up(self.w.facts[u].argv)]:  # type: ignore[union-attr]
                 del ups[fi]
+
+    def compose_running(self, where: str) -> None:
+        """``docker compose ps`` lists running containers: a detached ``up -d`` still believed open
+        has done its work (it returns once the containers start); an attached one is now running
+        them, so stopping the whole stack ends it."""
+        for inst, ups in self.open_ups.items():
+            if self.w.instances[inst].host != where:
+                continue
+            for fi in list(ups):
+                if _detached_up(self.w.facts[fi].argv):  # type: ignore[union-attr]
+                    del ups[fi]
+                else:
+                    self.up_running.add(fi)
 
     def task_ended(self, task_id: str) -> None:
         """A background task is over: a compose ``up`` it ran is no longer running."""
@@ -1012,10 +1045,11 @@ def _normalise_hosts(script: ShellScript) -> ShellScript:
     return script.model_copy(update={"commands": cmds})
 
 
-def _matches(pattern: str, subject: str) -> bool:
-    from analyzer.shell.ere import ere_search
+def _match_span(pattern: str, subject: str) -> tuple[int, int] | None:
+    from analyzer.shell.ere import ere_span
 
-    return bool(ere_search(pattern, subject))
+    got = ere_span(pattern, subject)
+    return got if isinstance(got, tuple) else None
 
 
 def _same_command(reported: str, cmd: SimpleCommand) -> bool:

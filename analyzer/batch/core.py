@@ -11,7 +11,7 @@ import gc
 import multiprocessing
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -99,10 +99,12 @@ class _Folder:
         return p
 
 
-def _prepare_out(out: Path) -> _Folder:
+def _prepare_out(out: Path, held: contextlib.ExitStack) -> _Folder:
+    """The output folder, made and locked (into ``held``) before anything in it is touched."""
     if out.exists() and not out.is_dir():
         raise BatchError(f"{out}: exists and is not a folder")
     out.mkdir(parents=True, exist_ok=True)
+    held.enter_context(_locked(out))
     reports = out / REPORTS_DIR
     if reports.is_symlink():
         raise BatchError(f"{reports}: is a symbolic link; refusing to write reports through it")
@@ -241,7 +243,44 @@ def run_batch(options: BatchOptions, progress: Progress | None = None) -> BatchR
         raise BatchError(str(exc)) from None
 
 
+LOCK_NAME = ".lock"
+
+
+@contextlib.contextmanager
+def _locked(out: Path) -> Iterator[None]:
+    """One run at a time per output folder: ``OUT/.lock`` is held (``flock``) until the run has
+    written its outputs. A second run stops at once, naming the first one's pid, instead of doing
+    all the same work and racing it on every report, the cache and the index. The lock goes with
+    the process: a killed run leaves no stale lock behind. (No lock where ``fcntl`` is missing.)"""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    fd = os.open(out / LOCK_NAME, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            raise BatchError(f"{out}: another batch run is writing this folder"
+                             f"{f' (pid {holder})' if holder.isdigit() else ''}; wait for it to end, "
+                             "or write to another folder") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def _run(options: BatchOptions, progress: Progress | None, cluster: DaskCluster | None) -> BatchRun:
+    with contextlib.ExitStack() as held:
+        return _run_holding(options, progress, cluster, held)
+
+
+def _run_holding(options: BatchOptions, progress: Progress | None, cluster: DaskCluster | None,
+                 held: contextlib.ExitStack) -> BatchRun:
+    """The run; the output folder's lock is taken into ``held`` once the folder is there."""
     t0 = time.perf_counter()
     started_at = datetime.now(UTC)
     out = options.out
@@ -269,7 +308,8 @@ def _run(options: BatchOptions, progress: Progress | None, cluster: DaskCluster 
     found, remote_found = _discover(options, listing, cache)
     if not found and not remote_found:
         raise BatchError(f"no session found under {', '.join(map(str, options.paths))}")
-    folder = _prepare_out(out)
+    folder = _prepare_out(out, held)
+    cache = Cache.load(out, fp)  # again, under the lock: a run that just ended may have saved it
     stat = _stat_lookup(listing)
 
     results: dict[str, SessionResult] = {}

@@ -289,9 +289,10 @@ def _relocate(session: Session, moved: tuple[str, str]) -> None:
 
 
 def _analyze(result: SessionResult, options: JobOptions, report_to: str | None, fetch: Callable[[], str],
-             moved: Moved) -> list[str]:
+             moved: Moved, read: Callable[[list[str], str], None] | None = None) -> list[str]:
     """Load (from the path ``fetch`` returns), analyze and report into ``result``; returns the files
-    the session was read from, as read. Never raises."""
+    the session was read from, as read. ``read`` is told those files and the format as soon as
+    the session is loaded, before the analysis. Never raises."""
     sources: list[str] = []
     try:
         local = fetch()  # outside the lock: copying from a store overlaps other threads' analyses
@@ -299,6 +300,8 @@ def _analyze(result: SessionResult, options: JobOptions, report_to: str | None, 
             engine, result.loaded_engine = _engine(options)
             loaded = load_sessions(local, result.member)
             sources = list(loaded[0].sources)
+            if read is not None:
+                read(sources, loaded[0].format)
             for session in loaded:
                 if session.part is not None and session.part > 1:
                     result.parts.append(_part_result(result, session.part))
@@ -379,11 +382,26 @@ def analyze_path(path: str, options: JobOptions, member: str | None = None, repo
             _analyze(result, options, report_to, lambda: _fetch_url(path, member, tmp),
                      (os.path.join(tmp, ""), remote.parent_url(path) + "/"))
     else:
-        result.main_stat = stat_of(abs_path)
+        result.main_stat = stat_of(abs_path)  # before it is read: a change while it is read shows next run
         result.mtime_ns = result.main_stat[1] if result.main_stat else None
         moved = (os.path.join(str(cwd), ""), "") if local != path else None
-        sources = _analyze(result, options, report_to, lambda: local, moved)
-        result.deps = dependencies(abs_path, [os.path.abspath(s) for s in sources], result.format, member)
+        started = time.time_ns()
+        stamped = False
+
+        def stamp(sources: list[str], fmt: str) -> None:
+            # the files' stats as the session was read, before the (long) analysis: a sub-agent file
+            # written meanwhile no longer reads as fresh next run with this run's old content
+            nonlocal stamped
+            stamped = True
+            result.deps = dependencies(abs_path, [os.path.abspath(s) for s in sources], fmt, member)
+            # written while it was being read (its time after the read began): what was read may be
+            # half old, half new; read it again next run. (File clocks lag, never lead: a file written
+            # before the read never looks written during it; one written in the lag is missed.)
+            result.retry = any(st is not None and st[1] >= started for st in result.deps.values())
+
+        _analyze(result, options, report_to, lambda: local, moved, stamp)
+        if not stamped:  # nothing loaded: the folders a session could appear in, as before
+            result.deps = dependencies(abs_path, [], result.format, member)
     result.seconds = round(time.perf_counter() - t0, 4)
     return result
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -122,14 +121,5 @@ def _why(kill: Kill) -> str:
 
 
 def _everything(kill: Kill) -> str:
-    """What a generic kill selects, from the kill model's notes."""
-    for note in kill.notes:
-        m = re.search(r"every `([^`]+)` process", note)
-        if m:
-            return f"every `{m.group(1)}` process"
-        if "GPU" in note:
-            return "every process using a GPU"
-        m = re.search(r"every (running container|process using the whole filesystem)", note)
-        if m:
-            return f"every {m.group(1)}"
-    return f"every process `{kill.pattern or kill.text}` selects"
+    """What a generic kill selects, as the kill model names it."""
+    return kill.selects or f"every process `{kill.pattern or kill.text}` selects"

@@ -109,8 +109,32 @@ class Victim(BaseModel):
     """The instance, for servers."""
     launch_event: int | None = None
     """The launch of that instance's process."""
+    matched: str | None = None
+    """What of the process the kill selected it by: ``command line``, ``process name``, ``pid``,
+    ``port``, ``open file``, ``unit``, ``container``, ``tmux session``, ``task``… (None for a
+    victim the world adds itself, such as a unit from before the log)."""
+    subject: str | None = None
+    """The process's text the reason quotes, shortened around the match: its command line, its
+    process name, its PID. None when the reason quotes nothing (a port, a unit)."""
     match_span: tuple[int, int] | None = None
-    """Span of the match in the subject, for highlighting."""
+    """Where in ``subject`` the kill matched, for highlighting."""
+    lead: str = ""
+    """The reason up to the quoted ``subject`` (``pkill -9 -f … matches its command line``); the
+    whole reason when it quotes nothing."""
+    consequence: str = ""
+    """The reason after the quote: what hitting it does (``it is the agent's shell running this
+    command …; it dies with SIGKILL, so the commands after this pkill in it never run``)."""
+
+
+class RelaunchMatch(BaseModel):
+    """A launch later in the same command that a kill's pattern matches too."""
+
+    event: int
+    """The launch's event (the kill's own)."""
+    text: str
+    """The launch's command line, as the pattern was matched against it."""
+    span: tuple[int, int]
+    """Where in ``text`` the pattern matched."""
 
 
 class Kill(_Fact):
@@ -128,8 +152,15 @@ class Kill(_Fact):
     """It hits the shell running it: the commands after it in that shell never run."""
     also_matches_relaunch: list[int] = Field(default_factory=list)
     """Launch events in the same command whose text the pattern matches too."""
+    relaunches: list[RelaunchMatch] = Field(default_factory=list)
+    """Those launches, with where the pattern matches each."""
     generic: bool = False
     """A generic name (node, python, zsh) or every GPU process."""
+    selects: str | None = None
+    """What a generic kill selects, in words: ``every `python` process``, ``every process using a
+    GPU``, ``every running container``."""
+    command_span: tuple[int, int] | None = None
+    """Where the kill is written in the event's command (for a nested one, the word holding it)."""
     platform: str = "linux"
     """The platform the verdict assumed."""
     notes: list[str] = Field(default_factory=list)

@@ -1,13 +1,13 @@
 """The evidence of a finding as excerpts of its events: the user's words, the command with the
 part a kill pattern matches highlighted, the output line that shows a failure, and for kills, what
-each victim's command line has that the pattern matched.
+each victim's command line has that the pattern matched (as the world recorded it: the report reads
+the kill's fields and never matches a pattern itself).
 
 Text is redacted before it is searched for highlights, so a span never points into a secret.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import orjson
@@ -17,7 +17,6 @@ from analyzer.lifecycle.facts import Correction, Failure, Instruction, Kill, Mod
 from analyzer.lifecycle.world import World
 from analyzer.report._clean import Cleaner, Seg, marked, occurrences, window
 from analyzer.report._when import Times, who
-from analyzer.shell.ere import ere_span
 
 ROLE_NAMES = {
     "anchor": "where it went wrong",
@@ -31,8 +30,6 @@ ROLE_NAMES = {
 
 _SEARCH_LIMIT = 2 * 1024 * 1024
 """Only the first 2 MB of an output are searched for the line a fact quotes."""
-_REASON = re.compile(r"^(?P<pre>.*? matches its (?:command line|process name) )'(?P<subject>.*?)'(?P<post>(?::|;|$).*)$",
-                     re.S)
 
 
 @dataclass
@@ -107,49 +104,43 @@ def kill_needles(kills: list[Kill], clean: Cleaner) -> list[str]:
 def command_segments(command: str, kills: list[Kill], clean: Cleaner, room: int) -> tuple[list[Seg], bool, bool]:
     text = clean(command)
     spans = occurrences(text, kill_needles(kills, clean))
-    if not spans:  # `pkill -f "a b"` is written with quotes its text lacks: match the pattern instead
-        for k in kills:
-            if k.pattern:
-                got = ere_span(k.pattern, text)
-                if isinstance(got, tuple) and got[1] > got[0]:
-                    spans.append(got)
+    if not spans:  # `pkill -f "a b"` is written with quotes its text lacks: mark where the kill is written
+        spans = occurrences(text, [clean(command[a:b]) for k in kills if k.command_span
+                                   for a, b in [k.command_span]])
     shown, shifted, before, after = window(text, spans, room)
     return marked(shown, shifted), before, after
 
 
-def victim_view(v: Victim, pattern: str | None, clean: Cleaner) -> VictimView:
-    reason = clean(v.reason)
-    m = _REASON.match(reason)
-    if not m:
-        return VictimView(label=clean(v.label), role=v.role, pre=reason, subject=[], post="")
-    subject = m.group("subject")
-    if pattern:
-        segs = pattern_segments(pattern, subject)
-    else:  # kill PID: the PID is what matched
-        segs = marked(subject, [(0, len(subject))] if subject.isdigit() else [])
-    return VictimView(label=clean(v.label), role=v.role, pre=m.group("pre").rstrip(),
-                      subject=segs, post=m.group("post").lstrip(": ;"))
+def victim_view(v: Victim, clean: Cleaner) -> VictimView:
+    """A victim's row from the world's fields: the reason's lead, the quoted text with the match
+    marked, and the consequence (a victim that quotes nothing shows its reason)."""
+    if v.subject is None:
+        return VictimView(label=clean(v.label), role=v.role, pre=clean(v.lead or v.reason), subject=[], post="")
+    return VictimView(label=clean(v.label), role=v.role, pre=clean(v.lead),
+                      subject=span_segments(v.subject, v.match_span, clean), post=clean(v.consequence))
 
 
-def pattern_segments(pattern: str | None, subject: str) -> list[Seg]:
-    spans: list[tuple[int, int]] = []
-    if pattern:
-        got = ere_span(pattern, subject)
-        if isinstance(got, tuple) and got[1] > got[0]:
-            spans.append(got)
-    return marked(subject, spans)
+def span_segments(text: str, span: tuple[int, int] | None, clean: Cleaner) -> list[Seg]:
+    """``text`` redacted, with the part at ``span`` (offsets in the raw text) marked. When redaction
+    changed the text, the marked part is looked up in the redacted text, so a mark never points
+    into a secret."""
+    shown = clean(text)
+    if span is None or span[1] <= span[0]:
+        return marked(shown, [])
+    if shown == text:
+        return marked(shown, [span])
+    part = clean(text[span[0] : span[1]])
+    at = shown.find(part) if part else -1
+    return marked(shown, [(at, at + len(part))] if at >= 0 else [])
 
 
 def kill_views(world: World, kills: list[Kill], clean: Cleaner) -> list[KillView]:
     out = []
     for k in kills:
-        relaunches = [pattern_segments(k.pattern, clean(" ".join(launch.argv)))
-                      for e in dict.fromkeys(k.also_matches_relaunch)
-                      for launch in world.launches() if launch.event == e and launch.argv
-                      and k.pattern and ere_span(k.pattern, " ".join(launch.argv)) not in (None, False)]
+        relaunches = [span_segments(r.text, r.span, clean) for r in k.relaunches]
         out.append(KillView(text=marked(clean(k.text), occurrences(clean(k.text), [clean(k.pattern or "")])),
                             mechanism=k.mechanism, self_kill=k.self_kill, relaunch=bool(k.also_matches_relaunch),
-                            victims=[victim_view(v, k.pattern, clean) for v in k.victims],
+                            victims=[victim_view(v, clean) for v in k.victims],
                             relaunches=relaunches, notes=[clean(n) for n in k.notes],
                             went_on=any(isinstance(d, ModelDisagreement) and d.shown_by_output
                                         for d in world.facts_at(k.event))))

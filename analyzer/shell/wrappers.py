@@ -34,20 +34,32 @@ def basename(word: str) -> str:
     return word.rstrip("/").rsplit("/", 1)[-1] or word
 
 
-def _getopt(argv: list[str], i: int, with_arg: str, long_with_arg: frozenset[str] = frozenset(),
-            stop_at_first: bool = True, on_flag: Callable[[str, str | None], None] | None = None) -> int:
-    """Skip getopt-style options from ``argv[i]``; return the index of the first operand.
+def scan_options(argv: list[str], i: int, with_arg: str, long_with_arg: frozenset[str] = frozenset(),
+                 on_flag: Callable[[str, str | None], None] | None = None, *,
+                 permute: bool = False) -> tuple[int, list[str]]:
+    """Read getopt-style options from ``argv[i]`` by table, tolerating options it does not know.
 
     ``with_arg``: short options taking an argument (``-u root``, ``-uroot``); ``long_with_arg``:
     long options taking one when not written ``--opt=value``. ``on_flag(opt, value)`` sees each.
+    Without ``permute`` it stops at the first operand (POSIX) and returns its index and no
+    operands; with it, operands may come anywhere (GNU) and are returned, ``--`` ending options.
     """
     n = len(argv)
+    operands: list[str] = []
     while i < n:
         a = argv[i]
         if a == "--":
-            return i + 1
+            i += 1
+            if permute:
+                operands.extend(argv[i:])
+                i = n
+            break
         if not a.startswith("-") or a == "-":
-            return i
+            if not permute:
+                break
+            operands.append(a)
+            i += 1
+            continue
         if a.startswith("--"):
             name, eq, value = a.partition("=")
             if not eq and name in long_with_arg:
@@ -74,7 +86,13 @@ def _getopt(argv: list[str], i: int, with_arg: str, long_with_arg: frozenset[str
                 on_flag("-" + ch, None)
             j += 1
         i += 2 if consumed_next else 1
-    return i
+    return i, operands
+
+
+def _getopt(argv: list[str], i: int, with_arg: str, long_with_arg: frozenset[str] = frozenset(),
+            on_flag: Callable[[str, str | None], None] | None = None) -> int:
+    """Skip options from ``argv[i]`` (POSIX: up to the first operand); return that operand's index."""
+    return scan_options(argv, i, with_arg, long_with_arg, on_flag)[0]
 
 
 WRAPPERS = frozenset({"nohup", "setsid", "time", "command", "exec", "nice", "ionice", "taskset", "numactl",

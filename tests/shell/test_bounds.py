@@ -16,7 +16,7 @@ import textwrap
 import pytest
 
 from analyzer.shell import ere
-from analyzer.shell.kill_match import match_pgrep, parse_pgrep
+from analyzer.shell.kill.pkill import match_pgrep, parse_pgrep
 from analyzer.shell.parse import parse
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="resource limits and fork are POSIX")

@@ -22,11 +22,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from analyzer.shell.kill_model import Process, comm_of
+from analyzer.shell.kill.model import Above, Process, comm_of
 from analyzer.shell.model import ShellFrame, ShellScript, SimpleCommand
 from analyzer.shell.platform import is_bsd_like
 
-__all__ = ["ChainLink", "build_chain", "host_key", "is_builtin_step", "siblings_of"]
+__all__ = ["ChainLink", "build_chain", "host_key", "is_builtin_step", "script_launches", "siblings_of"]
 
 # bash/zsh builtins and keywords: running one never replaces the shell
 _BUILTINS = frozenset({
@@ -55,6 +55,9 @@ def host_key(host: str | None) -> str | None:
     return h.split(":", 1)[0] if h.count(":") == 1 else h
 
 
+_A_SHELL = Above(kind="shell")
+
+
 @dataclass(slots=True)
 class ChainLink:
     """One process above the kill: a shell frame or a lingering wrapper."""
@@ -68,7 +71,8 @@ class ChainLink:
     harness: bool = False
     birth: int = -1
     """Position of the command that started it (-1: before this script ran): orders PIDs."""
-    description: str = ""
+    above: Above = _A_SHELL
+    """What it is to the kill, as data (``reasons.above_words`` says it)."""
 
 
 def is_builtin_step(cmd: SimpleCommand) -> bool:
@@ -147,7 +151,7 @@ def _wrapper_processes(step: SimpleCommand, birth: int, as_launcher: bool = Fals
         eff = tuple(step.effective_argv)
         proc = Process(argv=eff, host=step.host, container=step.container, kind="other",
                        label=f"`{step.name}` process running `{' '.join(eff)[:50]}`")
-        links.append(ChainLink(proc, None, True, birth=birth, description=f"the `{step.name}` process above it"))
+        links.append(ChainLink(proc, None, True, birth=birth, above=Above(kind="launcher", name=step.name)))
     i = 0
     argv = step.argv
     while i < len(argv) and "=" in argv[i] and not argv[i].startswith("-"):
@@ -164,20 +168,20 @@ def _wrapper_processes(step: SimpleCommand, birth: int, as_launcher: bool = Fals
             argv=tuple(argv[j:]), host=step.host, container=step.container, kind="other",
             label=f"`{name}` wrapper of `{' '.join(argv[j:])[:50]}`",
         )
-        links.append(ChainLink(proc, None, True, birth=birth, description=f"the `{name}` process wrapping it"))
+        links.append(ChainLink(proc, None, True, birth=birth, above=Above(kind="wrapper", name=name)))
     return links
 
 
-def _frame_description(frame: ShellFrame, harness: bool) -> str:
+def _frame_above(frame: ShellFrame, harness: bool) -> Above:
     if harness:
-        return "the agent's shell running this command (its argv holds the whole command)"
+        return Above(kind="harness")
     if frame.via == "ssh":
-        return f"the remote shell sshd started on {frame.host} for this ssh command"
+        return Above(kind="remote-shell", host=frame.host)
     if frame.via == "su-c":
-        return "the shell `su -c` started"
+        return Above(kind="su-shell")
     if frame.via in ("tmux", "screen"):
-        return f"the shell {frame.via} runs this command in"
-    return f"the `{' '.join(frame.argv[:2])}` shell running this command"
+        return Above(kind="session-shell", name=frame.via)
+    return Above(kind="shell", name=" ".join(frame.argv[:2]))
 
 
 def _frame_process(frame: ShellFrame, harness: bool, container: str | None) -> Process:
@@ -219,7 +223,7 @@ def build_chain(
             gone = exec_replaces(harness, step0, siblings_of(step0, script), platform)
         proc = _frame_process(harness, True, None)
         links.append(ChainLink(proc, harness, gone is None, gone, harness=True, birth=-1,
-                               description=_frame_description(harness, True)))
+                               above=_frame_above(harness, True)))
     for k, frame in enumerate(frames):
         step = launchers[k + 1] if k + 1 < len(frames) else cmd
         launcher = launchers[k]
@@ -232,7 +236,7 @@ def build_chain(
         if frame.host == cmd.host:
             proc = _frame_process(frame, False, cmd.container)
             links.append(ChainLink(proc, frame, gone is None, gone, birth=birth,
-                                   description=_frame_description(frame, False)))
+                                   above=_frame_above(frame, False)))
     links.extend(_wrapper_processes(cmd, cmd.position))
     return links
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from analyzer.shell.kill_model import Process
+from analyzer.shell.kill.model import Process
 from analyzer.shell.model import ShellFrame
 
 __all__ = ["agent_process", "harness_frame", "harness_process", "harness_wraps_command", "js_shell_quote"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from analyzer.shell import kill as killsem
-from analyzer.shell.kill_windows import windows_kill
+from analyzer.shell.kill.windows import windows_kill
 from analyzer.shell.parse import parse
 
 

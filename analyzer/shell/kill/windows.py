@@ -11,6 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from analyzer.shell.kill.context import KillContext
+from analyzer.shell.kill.killall import judge_killall
+from analyzer.shell.kill.model import KillVerdict
+from analyzer.shell.kill.pid import kill_pids
+
+__all__ = ["WindowsKill", "judge_windows", "windows_kill"]
+
 
 @dataclass
 class WindowsKill:
@@ -66,3 +73,22 @@ def windows_kill(argv: list[str]) -> WindowsKill | None:
             out.pids += [p for p in argv[i].split(",") if p.strip()]
         i += 1
     return out if out.names or out.pids else None
+
+
+def judge_windows(ctx: KillContext, argv: list[str]) -> KillVerdict | None:
+    """``taskkill /IM node.exe /F`` and ``Stop-Process -Name node`` kill by image name, like
+    ``killall``; ``taskkill /PID 123`` and ``Stop-Process -Id 123`` by PID, like ``kill``."""
+    how = windows_kill(argv)
+    if how is None:
+        return None
+    force = ["-9"] if how.force else []
+    if how.names:
+        v = judge_killall(ctx, ["killall", *force, *how.names])
+    else:
+        found = kill_pids(ctx, ["kill", *force, *how.pids], external=True, piped=False)
+        if found is None:
+            return None
+        v = found
+    v.notes.append(f"{argv[0]} read as `{'killall' if how.names else 'kill'} {' '.join(force + (how.names or how.pids))}`"
+                   + (" (with /T: the child processes of each too)" if how.tree else ""))
+    return v

@@ -1,6 +1,7 @@
-"""The data of kill semantics: the processes a kill can see, who it hits and why, signals.
+"""The data of kill semantics: the processes a kill can see, which it hits and why, the verdict.
 
-Private to ``analyzer.shell.kill`` (import the names from there).
+A hit carries its why as data (:class:`HitReason`); :mod:`analyzer.shell.kill.reasons` writes every
+sentence from it, so a rule or a report reads fields and never parses words.
 """
 
 from __future__ import annotations
@@ -18,6 +19,15 @@ Mechanism = Literal[
     "killall", "fuser-port", "fuser-file", "systemctl", "launchctl", "docker", "docker-compose", "tmux",
     "screen", "task-stop",
 ]
+Matched = Literal[
+    "command line", "process name", "pid", "process group", "process group of a match", "port", "open file",
+    "unit", "launchd job", "container", "compose container", "tmux session", "screen session", "task",
+]
+"""What of a process a kill selected it by."""
+AboveKind = Literal["harness", "remote-shell", "su-shell", "session-shell", "shell", "launcher", "wrapper"]
+Fate = Literal["dies", "dies-with-its-commands", "ignores", "stops", "relays", "unharmed"]
+"""What the signal does to a process above the kill: ``dies-with-its-commands`` is a shell of the
+chain that dies, so the commands after the kill in it never run; ``relays``: sudo forwards it."""
 
 COMM_LEN_LINUX = 15  # TASK_COMM_LEN - 1
 COMM_LEN_BSD = 16  # MAXCOMLEN on macOS / FreeBSD
@@ -85,22 +95,79 @@ class Process(BaseModel):
         return text if len(text) <= 60 else text[:57] + "…"
 
 
-class Victim(BaseModel):
-    """One process a kill hits, with the reason in words a person can check."""
+class Above(BaseModel):
+    """A process above the kill (a shell of its chain or a lingering wrapper), as data."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: AboveKind
+    """``harness``: the agent's wrapper shell; ``remote-shell``: sshd's ``$SHELL -c``; ``su-shell``,
+    ``session-shell`` (tmux/screen), ``shell`` (``bash -c``); ``launcher`` (``su``, ``watch``
+    starting a nested shell) and ``wrapper`` (``sudo``, ``timeout`` around the kill)."""
+    name: str = ""
+    """The wrapper's program, the tmux/screen of a session shell, a shell's first two words."""
+    host: str | None = None
+
+    @property
+    def is_shell(self) -> bool:
+        """A shell of the kill's own chain: when it dies, the commands after the kill in it never run."""
+        return self.kind not in ("launcher", "wrapper")
+
+
+class HitReason(BaseModel):
+    """Why a kill hits one process, as data; :func:`analyzer.shell.kill.reasons.sentence` says it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    mechanism: Mechanism
+    matched: Matched
+    """What of the process selected it."""
+    written: str = ""
+    """The kill as the sentence quotes it (``pkill -9 -f 'launch_server.*3000[01]'``, ``fuser -k``)."""
+    verb: str = ""
+    """The action of a service, container or session kill (``stop``, ``kill-session``)."""
+    target: str = ""
+    """The operand that selected it: a port, a file, a unit glob, a container, a service, a task."""
+    subject: str | None = None
+    """The process's text the kill matched: command line, process name, PID, the file it holds, its
+    unit or container."""
+    span: tuple[int, int] | None = None
+    """Where in ``subject`` the pattern matched (character offsets), for highlighting."""
+    above: Above | None = None
+    """Set when the process is above the kill: its own shell, the agent's wrapper shell, sudo."""
+    fate: Fate | None = None
+    """What the signal does to a process above the kill."""
+    program: str = ""
+    """``pkill``, ``kill``, ``killall``: the command whose later commands a dead shell never runs."""
+    signal_name: str = ""
+    agent: bool = False
+    """The process is the agent's own CLI: the session itself dies."""
+
+    @property
+    def calling_shell(self) -> bool:
+        """The process is a shell that runs this kill (the harness included)."""
+        return self.above is not None and self.above.is_shell
+
+
+class Hit(BaseModel):
+    """One process a kill hits, and why (as data; ``reason`` is the sentence)."""
 
     model_config = ConfigDict(frozen=True)
 
     process: Process
-    reason: str
-    """``pkill -f 'launch_server.*3000[01]' matches its command line 'python3 -m sglang… --port 30001'``."""
-    subject: str | None = None
-    """The text the pattern was matched against (command line or process name), if any."""
-    span: tuple[int, int] | None = None
-    """Where in ``subject`` the pattern matched (character offsets), for highlighting."""
+    why: HitReason
     frame: ShellFrame | None = None
-    """Set when the victim is a shell in the command's own chain (or the harness)."""
+    """Set when the process is a shell in the command's own chain (or the harness)."""
     ancestor: bool = False
-    """The victim is an ancestor of the killing process (its own shell, sudo, the agent)."""
+    """The process is an ancestor of the killing process (its own shell, sudo, the agent)."""
+
+    @property
+    def reason(self) -> str:
+        """The why in words a person can check: ``pkill -f 'launch_server.*3000[01]' matches its
+        command line 'python3 -m sglang… --port 30001'``."""
+        from analyzer.shell.kill.reasons import sentence
+
+        return sentence(self.why)
 
 
 class KillVerdict(BaseModel):
@@ -118,7 +185,7 @@ class KillVerdict(BaseModel):
     """Other targets as written: PIDs, units, containers, sessions, ports, files."""
     host: str | None = None
     """Where the kill runs: None = locally."""
-    victims: list[Victim] = Field(default_factory=list)
+    victims: list[Hit] = Field(default_factory=list)
     self_kill: ShellFrame | None = None
     """The innermost shell of the command's own chain that the kill takes down (None: it survives).
     The kill keeps going (pkill already has its list), but that shell runs nothing more."""
@@ -134,6 +201,9 @@ class KillVerdict(BaseModel):
     generic: bool = False
     """The target is a generic name (node, python, bash…) or a device glob (``/dev/nvidia*``): it
     hits far more than one server."""
+    selects: str | None = None
+    """What a generic kill selects, in words: ``every `python` process``, ``every process using a
+    GPU``, ``every running container``."""
     invalid_pattern: bool = False
     """The regex does not compile: pgrep/pkill exit 2 and signal nothing."""
     unresolved: list[str] = Field(default_factory=list)
@@ -145,6 +215,11 @@ class KillVerdict(BaseModel):
     platform: str = "linux"
     """The platform whose tools were modelled."""
     notes: list[str] = Field(default_factory=list)
+
+    def mark_generic(self, selects: str) -> None:
+        """The kill selects far more than one server: the first reason found names what."""
+        self.generic = True
+        self.selects = self.selects or selects
 
     def skips(self, later: SimpleCommand) -> bool:
         """Does ``later`` (a command of the same script, after this one) not run because a shell
@@ -160,51 +235,3 @@ class KillVerdict(BaseModel):
             # they share only the harness shell, which runs (or launches) both
             return self.harness_killed
         return common in self.killed_frames
-
-
-# ---------------------------------------------------------------- signals
-
-_LINUX_SIGNALS = {
-    "HUP": 1, "INT": 2, "QUIT": 3, "ILL": 4, "TRAP": 5, "ABRT": 6, "IOT": 6, "BUS": 7, "FPE": 8, "KILL": 9,
-    "USR1": 10, "SEGV": 11, "USR2": 12, "PIPE": 13, "ALRM": 14, "TERM": 15, "STKFLT": 16, "CHLD": 17,
-    "CLD": 17, "CONT": 18, "STOP": 19, "TSTP": 20, "TTIN": 21, "TTOU": 22, "URG": 23, "XCPU": 24,
-    "XFSZ": 25, "VTALRM": 26, "PROF": 27, "WINCH": 28, "IO": 29, "POLL": 29, "PWR": 30, "SYS": 31,
-}
-_BSD_SIGNALS = {
-    "HUP": 1, "INT": 2, "QUIT": 3, "ILL": 4, "TRAP": 5, "ABRT": 6, "IOT": 6, "EMT": 7, "FPE": 8, "KILL": 9,
-    "BUS": 10, "SEGV": 11, "SYS": 12, "PIPE": 13, "ALRM": 14, "TERM": 15, "URG": 16, "STOP": 17, "TSTP": 18,
-    "CONT": 19, "CHLD": 20, "TTIN": 21, "TTOU": 22, "IO": 23, "XCPU": 24, "XFSZ": 25, "VTALRM": 26,
-    "PROF": 27, "WINCH": 28, "INFO": 29, "USR1": 30, "USR2": 31,
-}
-# default action "ignore" or "stop": the target does not die
-NOT_FATAL = frozenset({"CHLD", "CLD", "CONT", "URG", "WINCH", "INFO"})
-STOPPING = frozenset({"STOP", "TSTP", "TTIN", "TTOU"})
-
-
-def signal_table(bsd: bool) -> dict[str, int]:
-    return _BSD_SIGNALS if bsd else _LINUX_SIGNALS
-
-
-def parse_signal(spec: str, bsd: bool = False) -> tuple[int, str] | None:
-    """``"9"``, ``"KILL"``, ``"SIGKILL"``, ``"kill"`` -> ``(9, "KILL")``; None if not a signal."""
-    table = signal_table(bsd)
-    s = spec.strip()
-    if s.isdigit():
-        num = int(s)
-        if num == 0:
-            return 0, "0"
-        name = next((k for k, v in table.items() if v == num and k not in ("IOT", "CLD", "POLL")), None)
-        if name is None:
-            return (num, f"SIG{num}") if 0 < num < 65 else None
-        return num, name
-    up = s.upper()
-    if up.startswith("SIG"):
-        up = up[3:]
-    if up in table:
-        return table[up], up
-    m = up.startswith("RTMIN") or up.startswith("RTMAX")
-    return (34, up) if m and not bsd else None
-
-
-def is_fatal(name: str) -> bool:
-    return name != "0" and name not in NOT_FATAL and name not in STOPPING

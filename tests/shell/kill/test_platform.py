@@ -1,4 +1,4 @@
-"""Which platform a host runs, from session text, and what a verdict says it assumed."""
+"""Which platform a host runs, what a verdict says it assumed, and BSD pkill sparing its ancestors."""
 
 from __future__ import annotations
 
@@ -7,6 +7,20 @@ import pytest
 from analyzer.shell.kill import Process, evaluate
 from analyzer.shell.parse import parse
 from analyzer.shell.platform import infer_platform, is_bsd_like, normalize_platform
+from tests.shell.kill.helpers import labels, run
+
+
+def test_macos_pkill_spares_ancestors_unless_a() -> None:
+    (v,) = run("bash -c 'pkill -f zq_srv; echo after'", [Process(argv=("zq_srv",), label="t")], platform="macos")
+    assert labels(v) == ["t"] and v.self_kill is None and v.platform == "macos"
+    assert any("BSD pkill excludes its ancestors" in n for n in v.notes)
+    (a,) = run("bash -c 'pkill -a -f zq_srv; echo after'", [], platform="macos")
+    assert a.self_kill is not None
+
+
+def test_macos_kill_pgrep_does_not_list_the_calling_shell() -> None:
+    (v,) = run("bash -c 'kill $(pgrep -f zq_srv)'", [Process(argv=("zq_srv",), label="t")], platform="macos")
+    assert labels(v) == ["t"] and v.self_kill is None
 
 
 @pytest.mark.parametrize(

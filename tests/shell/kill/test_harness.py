@@ -1,11 +1,46 @@
-"""Agent wrapper shells, the agent's own process, TaskStop, and the model pieces used without parse()."""
+"""Agent wrapper shells, the agent's own process, TaskStop: what each agent runs and how a kill hits it."""
 
 from __future__ import annotations
 
-from analyzer.shell.kill import Process, agent_process, harness_frame, task_stop
-from analyzer.shell.kill_harness import harness_wraps_command, js_shell_quote
-from analyzer.shell.kill_model import KillVerdict, comm_of
+from analyzer.shell.kill import KillVerdict, Process, agent_process, harness_frame, task_stop
+from analyzer.shell.kill.harness import harness_wraps_command, js_shell_quote
+from analyzer.shell.kill.model import comm_of
 from analyzer.shell.model import ShellFrame, SimpleCommand
+from tests.shell.kill.helpers import labels, run
+
+
+def test_pkill_node_and_pkill_f_claude_kill_the_agent() -> None:
+    agent = agent_process("claude-code")
+    (v,) = run("pkill node", [agent, Process(argv=("node", "server.js"), label="dev server")],
+               harness=harness_frame("claude-code", "pkill node"))
+    assert labels(v) == ["Claude Code CLI (the agent itself)", "dev server"] and v.generic
+    assert "session itself dies" in v.victims[0].reason
+    (w,) = run("pkill -f claude", [agent], harness=harness_frame("claude-code", "pkill -f claude"))
+    assert "Claude Code CLI (the agent itself)" in labels(w)
+    assert w.harness_killed  # the wrapper's text holds /home/user/.claude/shell-snapshots and the command
+    native = agent_process("claude-code", install="native")
+    (n,) = run("pkill node", [native])
+    assert labels(n) == []
+
+
+def test_claude_harness_is_hit_by_a_pattern_in_the_command_and_never_execs() -> None:
+    text = "pkill -f vite"
+    (v,) = run(text, [Process(argv=("node", "node_modules/.bin/vite"), label="vite")],
+               harness=harness_frame("claude-code", text))
+    assert v.harness_killed and v.self_kill is not None and v.self_kill.via == "harness"
+    assert v.expected_exit == 143
+    (c,) = run(text, [], harness=harness_frame("codex", text))
+    assert not c.harness_killed  # bash -lc 'pkill -f vite' execs pkill
+
+
+def test_a_background_task_shell_of_an_earlier_call_is_hit_too() -> None:
+    from analyzer.shell.kill import harness_process
+
+    bg = harness_process("claude-code", "npm run dev -- --port 5173", task_id="bash_1")
+    assert bg is not None and bg.kind == "shell" and bg.task_id == "bash_1"
+    dev = Process(argv=("node", "/app/node_modules/.bin/vite", "--port", "5173"), label="vite", task_id="bash_1")
+    (v,) = run("pkill -f 'port 5173'", [bg, dev], harness=harness_frame("claude-code", "pkill -f 'port 5173'"))
+    assert labels(v)[:2] == [bg.label, "vite"] and v.harness_killed
 
 
 def test_claude_code_wrapper_holds_the_quoted_command() -> None:

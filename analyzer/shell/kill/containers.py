@@ -1,0 +1,144 @@
+"""Containers: ``docker stop|kill|rm -f|restart`` (podman alike) and ``docker compose down|stop|kill``.
+
+A container's processes die with it; ``$(docker ps -q)`` selects every running container.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from analyzer.shell.kill.chain import host_key
+from analyzer.shell.kill.context import KillContext
+from analyzer.shell.kill.model import Hit, HitReason, KillVerdict
+from analyzer.shell.kill.signals import parse_signal
+from analyzer.shell.wrappers import scan_options
+
+__all__ = ["judge_docker"]
+
+_GLOBAL_WITH_ARG = "Hcl"
+_GLOBAL_LONG_WITH_ARG = frozenset({"--host", "--context", "--config", "--log-level"})
+_COMPOSE_LONG_WITH_ARG = frozenset({"--file", "--project-name", "--env-file", "--profile", "--project-directory"})
+_DEFAULT_SIGNALS = {"stop": "TERM", "kill": "KILL", "rm": "KILL", "restart": "TERM"}
+_COMPOSE_NAME = re.compile(r"^(?P<project>.+?)[-_](?P<service>.+)[-_](?P<n>\d+)$")
+
+
+def judge_docker(ctx: KillContext, argv: list[str]) -> KillVerdict | None:
+    """``docker [global options] [container] stop|kill|rm|restart NAME…``, or a compose kill."""
+    prog = os.path.basename(argv[0])
+    args = argv[1:]
+    i = scan_options(args, 0, _GLOBAL_WITH_ARG, _GLOBAL_LONG_WITH_ARG)[0]
+    compose = prog in ("docker-compose", "podman-compose")
+    if not compose and i < len(args) and args[i] == "compose":
+        compose = True
+        i += 1
+    if compose:
+        return _compose(ctx, args[i:])
+    if i < len(args) and args[i] in ("container", "containers"):
+        i += 1
+    if i >= len(args):
+        return None
+    verb = args[i]
+    if verb not in _DEFAULT_SIGNALS:
+        return None
+    force = False
+    sig: tuple[int, str] | None = None
+
+    def flag(opt: str, value: str | None) -> None:
+        nonlocal force, sig
+        if opt in ("-s", "--signal"):
+            sig = parse_signal(value or "")
+        elif opt in ("-f", "--force"):
+            force = True
+
+    _, names = scan_options(args, i + 1, "ts", frozenset({"--time", "--timeout", "--signal"}), flag, permute=True)
+    v = ctx.verdict("docker", sig or ctx.default_signal(_DEFAULT_SIGNALS[verb]), targets=names)
+    if verb == "rm" and not force:
+        v.notes.append("docker rm without -f refuses to remove a running container: nothing is killed")
+        return v
+    wanted: list[str] = []
+    for n in names:
+        if n.startswith("$(") or n.startswith("`"):
+            wanted.extend(_docker_ps_filter(v, n))
+        elif "$" in n:
+            v.unresolved.append(n)
+        else:
+            wanted.append(n.lstrip("/"))
+    hk = host_key(ctx.cmd.host)
+    for p in ctx.processes:
+        if p.container is None or host_key(p.host) != hk:
+            continue
+        ctr = p.container.lstrip("/")
+        hit = next((w for w in wanted if _container_matches(ctr, w)), None)
+        if hit is not None:
+            why = HitReason(mechanism="docker", matched="container", verb=verb, target=hit, subject=ctr,
+                            signal_name=v.signal_name)
+            v.victims.append(Hit(process=p, why=why))
+    if verb == "stop":
+        v.notes.append("docker stop sends SIGTERM to the container's PID 1, then SIGKILL after 10 s")
+    if verb == "restart":
+        v.notes.append("docker restart: the container's processes die, then it starts again")
+    return v
+
+
+def _container_matches(container: str, wanted: str) -> bool:
+    if wanted == "*":
+        return True
+    if wanted.startswith("~"):  # a name filter from `docker ps --filter name=X`
+        return re.search(wanted[1:], container) is not None
+    return container == wanted or (len(wanted) >= 3 and re.fullmatch(r"[0-9a-f]+", wanted) is not None
+                                   and container.startswith(wanted))
+
+
+def _docker_ps_filter(v: KillVerdict, word: str) -> list[str]:
+    """``$(docker ps -q --filter name=X)`` -> every container whose name matches X."""
+    m = re.search(r"(?:--filter|-f)[ =]name=([^\s)`'\"]+)", word)
+    if "docker ps" not in word and "docker container ls" not in word:
+        v.unresolved.append(word)
+        return []
+    if m:
+        v.notes.append(f"containers from `{word}`: every container whose name matches {m.group(1)}")
+        return ["~" + m.group(1)]
+    v.mark_generic("every running container")
+    v.notes.append(f"`{word}` lists every running container")
+    return ["*"]
+
+
+def _compose(ctx: KillContext, args: list[str]) -> KillVerdict | None:
+    """``docker compose [-p PROJECT] down|stop|kill|restart|rm -s [SERVICE…]``."""
+    project: list[str] = []
+
+    def flag(opt: str, value: str | None) -> None:
+        if opt in ("-p", "--project-name") and value is not None:
+            project.append(value)
+
+    i = scan_options(args, 0, "fp", _COMPOSE_LONG_WITH_ARG, flag)[0]
+    if i >= len(args):
+        return None
+    verb = args[i]
+    if verb not in ("down", "stop", "kill", "restart", "rm"):
+        return None
+    rest = args[i + 1 :]
+    if verb == "rm" and not any(a in ("-s", "--stop") or (a.startswith("-") and "s" in a and not a.startswith("--"))
+                                for a in rest):
+        return None
+    services = [a for a in rest if not a.startswith("-")]
+    name = project[-1] if project else None
+    v = ctx.verdict("docker-compose", (9, "KILL") if verb == "kill" else (15, "TERM"),
+                    targets=services or ["(all services)"])
+    hk = host_key(ctx.cmd.host)
+    for p in ctx.processes:
+        if p.container is None or host_key(p.host) != hk:
+            continue
+        m = _COMPOSE_NAME.match(p.container.lstrip("/"))
+        if not m or (name and m.group("project") != name):
+            continue
+        if services and m.group("service") not in services:
+            continue
+        why = HitReason(mechanism="docker-compose", matched="compose container", verb=verb,
+                        target=m.group("service"), subject=p.container, signal_name=v.signal_name)
+        v.victims.append(Hit(process=p, why=why))
+    if name is None:
+        v.notes.append("the compose project is not named (-p): containers are matched by their "
+                       "<project>-<service>-<n> names, so other projects' services of the same name are listed too")
+    return v

@@ -1123,7 +1123,11 @@ def _compose_ps(argv: list[str]) -> bool:
 
 
 def _compose_rows(output: str) -> list[str]:
-    """The container rows of a ``docker compose ps`` table (its header and warnings left out)."""
+    """The container rows of a ``docker compose ps`` table (its header and warnings left out).
+    Where the table's header is printed, only the rows under it count: the same call may go on
+    to print a ``docker ps`` table of every project's containers."""
+    if re.search(r"^NAME\s+IMAGE\s+.*\bSERVICE\b", output, re.M):
+        return [r.name for r in container_rows(output) if r.service]
     return [ln for ln in output.splitlines() if ln.strip() and not ln.lstrip().startswith(("NAME", "time=", "WARN"))
             and "level=warning" not in ln]
 

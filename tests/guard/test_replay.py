@@ -26,13 +26,16 @@ def analyzer() -> Analyzer:
 
 def _compare(path: Path, analyzer: Analyzer) -> tuple[dict[int, set[str]], dict[int, set[str]], int]:
     """(check's rules on each shell command, the rules behind each of the guard's blocks, commands
-    judged). An over-broad-kill where the command's own output contradicted the kill model (its
-    shell survived its pattern) is left out: no pre-tool hook can see that output."""
+    judged). What ``check`` learns only from the command's own output is left out, as no pre-tool
+    hook can see that output: an over-broad-kill its output contradicted (its shell survived its
+    pattern), a duplicate-launch known from its output alone (the port was taken, ``collided``)."""
     session = load(path)
     analysis = analyzer.analyze_session(session)
     shell = {e.index for e in session.events if isinstance(e, ToolEvent) and e.command is not None}
     expected: dict[int, set[str]] = {}
     for f in analysis.findings:
+        if f.rule == "duplicate-launch" and f.details.get("collided"):
+            continue
         if f.anchor.index in shell:
             expected.setdefault(f.anchor.index, set()).add(f.rule)
     verdicts = list(replay(session, analyzer))

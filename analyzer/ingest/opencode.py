@@ -278,6 +278,8 @@ class _StorageStore(_Listed):
     root: Path
     _infos: list[dict[str, Any]] | None = None
     files: dict[str, Path] = field(default_factory=dict)
+    unreadable: dict[str, SessionBuilder] = field(default_factory=dict)
+    """Session id → what reading its damaged info file found (told to that session's builder)."""
 
     def _read(self, path: Path, b: SessionBuilder | None) -> dict[str, Any] | None:
         try:
@@ -285,7 +287,7 @@ class _StorageStore(_Listed):
         except (OSError, orjson.JSONDecodeError) as exc:
             if b is not None:
                 b.diag(Level.error, f"unreadable JSON file ({str(exc).splitlines()[0]}); skipped",
-                       file=str(path))
+                       getattr(exc, "lineno", None), str(path))  # the syntax error's line in that file
             return None
         if elided and b is not None:
             b.diag(Level.warning, f"{elided // 2**20} MiB in the middle of this JSON file were not read "
@@ -300,7 +302,10 @@ class _StorageStore(_Listed):
         if self._infos is None:
             self._infos = []
             for f in sorted((self.root / "session").glob("*/ses_*.json")):
-                info = self._read(f, None)
+                found = SessionBuilder(path=f, format=NAME)
+                info = self._read(f, found)
+                if found.diagnostics:  # its title and parent are lost; its messages are still read
+                    self.unreadable[f.stem] = found
                 if info is not None and isinstance(info.get("id"), str):
                     self.files[info["id"]] = f
                     self._infos.append(info)
@@ -325,6 +330,10 @@ class _StorageStore(_Listed):
     def messages(self, session_id: str, b: SessionBuilder) -> list[Message]:
         if session_id in self.files:
             b.sources.append(str(self.files[session_id]))
+        if session_id in self.unreadable:
+            b.records += 1
+            b.diagnostics.extend(self.unreadable[session_id].diagnostics)
+            b.lost += self.unreadable[session_id].lost
         out: list[Message] = []
         for f in sorted((self.root / "message" / session_id).glob("*.json")):
             b.records += 1

@@ -232,7 +232,7 @@ def _load_store(path: Path) -> Session:
         except (OSError, orjson.JSONDecodeError) as exc:
             b.records += 1
             reason = exc.strerror if isinstance(exc, OSError) else f"not JSON ({exc})"
-            b.diag(Level.error, f"event file skipped: {reason}", None, str(file))
+            b.diag(Level.error, f"event file skipped: {reason}", getattr(exc, "lineno", None), str(file))
             continue
         count = len(b.events)
         reader.file = str(file)

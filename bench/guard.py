@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shlex
 import statistics
 import subprocess
@@ -44,6 +45,8 @@ from analyzer.guard.install import hook_command
 from analyzer.ingest import load
 
 SELF_KILL = "pkill -f 'uvicorn app:api'; nohup uvicorn app:api --port 8000 > api.log 2>&1 &"
+CPU: list[float] = []
+"""CPU seconds of each hook process (user + system): less moved by the machine's load than the wall time."""
 SMALL = Path(__file__).resolve().parent.parent / "fixtures" / "seeds" / "000-kill-after-ready.jsonl"
 
 
@@ -78,8 +81,11 @@ def _timed(agent_argv: list[str] | None, raw: bytes, folder: Path, timeout: floa
     if agent_argv is None:
         out, _, _ = run("claude-code", raw, timeout, folder=str(folder))
         return time.perf_counter() - t0, out
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(agent_argv, input=raw, capture_output=True, timeout=120,
                           env={**(env or os.environ), "ANALYZER_GUARD_DIR": str(folder)})
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     return time.perf_counter() - t0, done.stdout
 
 
@@ -98,11 +104,11 @@ def measure(folder: Path, megabytes: float, calls: int, process_calls: int, gap:
     commands = [e.command for e in load(big).events if isinstance(e, ToolEvent) and e.command]
     live = folder / "live.jsonl"
     try:
-        stop_server(sock)
+        stop_server(str(sock))
         _timed(None, _payload(SMALL, "pkill -f sglang", 0, "small"), sock, 60)  # fills the bytecode cache
-        stop_server(sock)
+        stop_server(str(sock))
         cold_small, _ = _timed(None, _payload(SMALL, "pkill -f sglang", 0, "small"), sock, 60)
-        stop_server(sock)
+        stop_server(str(sock))
         live.write_bytes(big.read_bytes())
         cold_big, _ = _timed(None, _payload(live, commands[0], 0, "bench"), sock, 120)
         warm, blocked = [], 0
@@ -120,23 +126,27 @@ def measure(folder: Path, megabytes: float, calls: int, process_calls: int, gap:
                  "analyzer guard (console script)": [str(console), "guard", "--agent", "claude-code"]}
         env = dict(os.environ)
         process: dict[str, list[float]] = {}
+        cpu: dict[str, list[float]] = {}
         for name, argv in argvs.items():
             process[name] = []
+            CPU.clear()
             _timed(argv, _payload(live, "ls", 0, "bench"), sock, 10, env)  # writes the bytecode cache
             for n in range(process_calls):
                 time.sleep(gap)
                 payload = _payload(live, commands[n % len(commands)], 10**6 + n, "bench")
                 process[name].append(_timed(argv, payload, sock, 10, env)[0])
+            cpu[name] = CPU[1:]  # the first filled the bytecode cache
     finally:
-        stop_server(sock)
+        stop_server(str(sock))
     print(f"\ntranscript {big.stat().st_size / 2**20:.1f} MiB, {len(commands)} shell calls; load average "
           f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores\n")
     print(f"cold start, small session           {cold_small:6.2f} s   (target ≤ 1.5 s)")
     print(f"cold start, {megabytes:g} MB session         {cold_big:6.2f} s   (server start + reading it whole)")
     print(f"warm, in-process client ({calls} calls, {gap:g} s apart)  {_ms(warm)}   (target p99 ≤ 50 ms; "
           f"{blocked} answered deny/ask/warn)")
-    for name, seconds in process.items():
-        print(f"warm, a new process per call, {name} ({len(seconds)})".ljust(64) + f" {_ms(seconds)}")
+    for name, took in process.items():
+        print(f"warm, a new process per call, {name} ({len(took)})".ljust(64) + f" {_ms(took)}"
+              f"   (its own CPU: p50 {statistics.median(cpu[name]) * 1000:.1f} ms)")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import fcntl
 import os
+import signal
 import socket
 import sys
 import time
@@ -233,6 +234,8 @@ def serve(folder: Path) -> int:
     sock.listen(16)
     pid_file = Path(pid_path(str(folder)))
     pid_file.write_text(str(os.getpid()))
+    # a plain kill (logout, `kill PID`) still removes the socket and pid file on the way out
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     server = Server()
     last = time.monotonic()
     try:

@@ -162,3 +162,19 @@ def test_the_server_exits_when_idle(guard_dir: Path, tmp_path: Path, monkeypatch
         time.sleep(0.1)
     # the server removes both on its way out
     assert not pid.exists() and not sock.exists()
+
+
+def test_a_killed_server_cleans_up(guard_dir: Path, tmp_path: Path) -> None:
+    """``kill PID`` (SIGTERM, as at logout) removes the socket and pid file like an idle exit."""
+    import signal
+
+    transcript = tmp_path / "t.jsonl"
+    _claude_transcript(transcript, "term")
+    _hook({"session_id": "term", "transcript_path": str(transcript), "cwd": str(tmp_path),
+           "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "t"})
+    pid, sock = Path(pid_path(str(guard_dir))), Path(socket_path(str(guard_dir)))
+    os.kill(int(pid.read_text()), signal.SIGTERM)
+    deadline = time.monotonic() + 60  # a generous bound for a loaded machine, not a timing check
+    while pid.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not pid.exists() and not sock.exists()

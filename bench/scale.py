@@ -82,7 +82,7 @@ clock = time.process_time if "cpu" in sys.argv[2:] else time.perf_counter
 t0 = clock()
 import analyzer.cli.check  # what `analyzer check` imports before it reads anything
 from analyzer.ingest import load
-from analyzer.ingest.base import paused_gc
+from analyzer._memory import paused_gc
 from analyzer.lifecycle import language
 from analyzer.lifecycle.world import build_world
 from analyzer.pipeline import Analysis, Analyzer

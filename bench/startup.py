@@ -48,7 +48,7 @@ def on_gc(phase, info, t=[0.0]):
 gc.callbacks.append(on_gc)
 import analyzer.cli.check  # what `analyzer check` imports before it reads anything
 from analyzer.ingest import load
-from analyzer.ingest.base import paused_gc
+from analyzer._memory import paused_gc
 from analyzer.lifecycle.world import build_world
 from analyzer.pipeline import Analysis, Analyzer
 from analyzer.report import text

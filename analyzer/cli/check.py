@@ -7,13 +7,13 @@ from pathlib import Path
 import click
 import orjson
 
+from analyzer._memory import paused_gc
 from analyzer.cli._common import echo_diagnostics, fail, rule_names, use_colour
 from analyzer.cli._defaults import default_paths
 from analyzer.cli._exit import EXIT_CRASH, EXIT_FINDINGS, EXIT_TABLE, EXIT_USAGE
 from analyzer.config import ConfigError, load_config
 from analyzer.events import SystemEvent
 from analyzer.ingest import IngestError, load_all
-from analyzer.ingest.base import paused_gc
 from analyzer.ingest.discover import discover
 from analyzer.lifecycle.world import World
 from analyzer.pipeline import Analysis, Analyzer, partial_read

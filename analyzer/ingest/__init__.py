@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from analyzer._memory import paused_gc
 from analyzer.events import Session
 from analyzer.ingest import (
     aider,
@@ -29,7 +30,7 @@ from analyzer.ingest import (
     superopen,
     swe_agent,
 )
-from analyzer.ingest.base import FormatModule, IngestError, paused_gc, read_head
+from analyzer.ingest.base import FormatModule, IngestError, read_head
 from analyzer.ingest.jsondoc import json_prefix
 
 FORMATS: dict[str, FormatModule] = {

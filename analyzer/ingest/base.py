@@ -7,14 +7,12 @@ A format module is a plain module with ``NAME``, ``DESCRIPTION``, ``detect()`` a
 from __future__ import annotations
 
 import errno
-import gc
 import json
 import os
 import re
 import shlex
 import stat
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -554,21 +552,6 @@ def categorize(tool_name: str) -> str:
 
 _MARKER_ROOM = 64
 """Longer than ``[… N characters elided …]\n`` for any N."""
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """No cycle collection while a session is read or its world is built. Both steps allocate
-    millions of objects that live on and make almost no reference cycles; the collector would
-    re-scan the growing heap again and again (measured: a third of ``load`` on a 50 MB session).
-    Whatever cycles there are, are collected once it is running again."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def cap_output(text: str, limit: int = MAX_OUTPUT_CHARS) -> tuple[str, int]:

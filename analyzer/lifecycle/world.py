@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from pydantic import BaseModel, Field
 
+from analyzer._memory import paused_gc
 from analyzer.events import Event, Session, UserEvent
-from analyzer.ingest.base import paused_gc
 from analyzer.lifecycle.catalog import Catalog, default_catalog
 from analyzer.lifecycle.facts import Fact, Failure, Instruction, Kill, Launch, Ready, State
 

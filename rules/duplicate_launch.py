@@ -65,6 +65,21 @@ class DuplicateLaunch(Rule):
                 continue
             if launch.duplicate_of is None or not launch.ran or launch.instance is None:
                 continue
+            if launch.overlaps:
+                held = []
+                for port, event in launch.overlaps:
+                    prior = next((f for f in world.facts_at(event) if isinstance(f, Launch) and f.port == port), None)
+                    if prior is not None and prior.instance:
+                        held.append(f"the {world.instances[prior.instance].label} still holds :{port}")
+                ports = " and ".join(f":{p}" for p, _ in launch.overlaps)
+                yield self.finding(
+                    world, anchor=launch.event, instance=launch.instance,
+                    related=[("prior-launch", e) for _, e in launch.overlaps],
+                    message=f"launches the {world.instances[launch.instance].label}, whose containers publish "
+                            f"{ports}, while {', '.join(held) or 'an earlier launch holds them'}",
+                    details={"prior_launch": launch.duplicate_of, "ports": [p for p, _ in launch.overlaps]},
+                )
+                continue
             inst = world.instances[launch.instance]
             state = world.state_at(launch.instance, launch.event)
             died = next((f for f in world.facts_at(launch.event)  # indexed: not every failure per launch

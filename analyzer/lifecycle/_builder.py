@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 
 from analyzer.events import AssistantEvent, Event, SystemEvent, ToolEvent, UserEvent
 from analyzer.lifecycle.catalog import Catalog, flag_value
-from analyzer.lifecycle.containers import ContainerLedger, container_rows, stopped_containers
+from analyzer.lifecycle.containers import ContainerLedger, ContainerRow, container_rows, stopped_containers
 from analyzer.lifecycle.facts import (
     Correction,
     Failure,
@@ -310,7 +310,7 @@ class Builder:
     def on_agent(self, ev: AssistantEvent) -> None:
         if not ev.text or len(ev.text) > 4000:
             return  # long write-ups mix plans, history and claims; their readiness words mislead
-        r = read_message(ev.text)
+        r = read_message(ev.text, documents=False)  # its lists are its claims, not a pasted spec
         if not r.has("ready") or r.has("question") or r.has("not_ready"):
             return
         quote = r.quote("ready")
@@ -472,8 +472,9 @@ class Builder:
         if _compose_ps(argv) and ev.output is not None and not ev.truncated and ev.exit_code in (None, 0):
             if not _compose_rows(ev.output):
                 self.compose_empty(ev, where)
-            elif any(r.status.startswith("Up") for r in container_rows(ev.output)):
+            elif running := [r for r in container_rows(ev.output) if r.status.startswith("Up")]:
                 self.compose_running(where)
+                self.published_over(ev, where, running)
             return
         if cmd.name in ("ss", "netstat", "lsof") and ev.output and not ev.background:
             self.bind_pids(ev, cmd, where)  # `netstat -ano | findstr :8080` names the port in another command
@@ -955,6 +956,30 @@ class Builder:
                     del ups[fi]
                 else:
                     self.up_running.add(fi)
+
+    def published_over(self, ev: ToolEvent, where: str, rows: list[ContainerRow]) -> None:
+        """The stack's containers publish a port that a server this session launched outside the
+        stack still held when the stack's latest ``up`` ran (``ng serve --port 4200``, then a
+        compose frontend on 4200): that ``up`` launched a second server onto a live one."""
+        ups = [f for f in self.w._of(Launch) if f.server == "compose" and f.host == where and f.ran
+               and f.event < ev.index]
+        if not ups:
+            return
+        up = ups[-1]
+        if up.duplicate_of is not None or up.collided:
+            return
+        for port in sorted({p for r in rows for p in r.published}):
+            for inst in self.find(host=where, port=port):
+                if self.w.instances[inst].server == "compose" or self.w.instances[inst].owner != "agent":
+                    continue
+                rivals = [lf for lf in self.live.get(inst, []) if self.w.facts[lf].event < up.event]
+                # only a server shown serving: one merely launched long ago may have died unseen
+                if rivals and self.live_state(inst, up.event) == "ready":
+                    up.overlaps.append((port, self.w.facts[rivals[-1]].event))
+        if up.overlaps:
+            up.duplicate_of = up.overlaps[0][1]
+            for _, prior in up.overlaps:
+                self.w._edge(f"event:{up.event}", f"event:{prior}", "conflicts-with", self.w._position(up))
 
     def task_ended(self, task_id: str) -> None:
         """A background task is over: a compose ``up`` it ran is no longer running."""

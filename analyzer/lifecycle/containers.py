@@ -37,6 +37,13 @@ class ContainerRow:
     created: str = ""
     """As printed (``12 seconds ago``)."""
     status: str = ""
+    ports: str = ""
+    """As printed (``0.0.0.0:4200->80/tcp, [::]:4200->80/tcp``)."""
+
+    @property
+    def published(self) -> list[int]:
+        """Host ports the container publishes (``0.0.0.0:4200->80/tcp`` -> 4200)."""
+        return list(dict.fromkeys(int(p) for p in re.findall(r":(\d{1,5})->", self.ports)))
 
 
 # columns as the two tables name them; NAMES is last in ``docker ps``, first in ``compose ps``
@@ -109,7 +116,7 @@ def _row(line: str, cols: dict[str, int]) -> ContainerRow | None:
     if not _NAME.match(name) or not _IMAGE.match(image):
         return None  # a wrapped or cut line, or not a table row at all
     return ContainerRow(name=name, image=image, id=cell("CONTAINER ID") or None, service=cell("SERVICE") or None,
-                        created=cell("CREATED"), status=cell("STATUS"))
+                        created=cell("CREATED"), status=cell("STATUS"), ports=cell("PORTS"))
 
 
 _PROGRESS = re.compile(r"^\s*(?:✔\s*)?Container\s+(\S+)\s+(\w+)", re.MULTILINE)

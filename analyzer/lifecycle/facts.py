@@ -56,6 +56,9 @@ class Launch(_Fact):
     """False when the process model predicts it never ran (its shell was killed before it)."""
     duplicate_of: int | None = None
     """Event index of the live launch this one duplicates."""
+    overlaps: list[tuple[int, int]] = Field(default_factory=list)
+    """(port, launch event) of servers outside this compose stack that still held a port its
+    containers publish (a later ``docker compose ps`` shows it); ``duplicate_of`` is the first."""
     collided: str | None = None
     """The output line showing its port already held by a server no launch of this log started
     (``EADDRINUSE``, "Another next dev server is already running"): one from before the log or

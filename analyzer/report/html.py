@@ -205,7 +205,7 @@ def report_context(analysis: Analysis, *, redact: bool = True, rules: Mapping[st
     end = len(session.events)
     disagreements = [d for d in world.facts if isinstance(d, ModelDisagreement)]
     # Kinds are read after everything above has gone through the cleaner.
-    context = {
+    context: dict[str, Any] = {
         "csp": CSP,
         "index": index,
         "version": __version__,

@@ -209,7 +209,9 @@ def _where(exc: BaseException) -> str:
 
 def _time_at(session: Session, index: int) -> str | None:
     """ISO time of event ``index``: its own, else the nearest earlier one (as the report shows it)."""
-    return next((e.ts.isoformat() for e in reversed(session.events[:index + 1]) if e.ts is not None), None)
+    events = session.events  # walked back in place: a slice would copy a million-event list per finding
+    return next((ts.isoformat() for i in range(min(index, len(events) - 1), -1, -1)
+                 if (ts := events[i].ts) is not None), None)
 
 
 def _index_link(report_to: str) -> str:

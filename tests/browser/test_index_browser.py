@@ -79,6 +79,8 @@ def test_top_rows_are_the_sessions_with_findings_with_their_messages(page: Any) 
     # the four seed incidents are listed once each, their JSONL twins folded into them
     seeds = [r["name"] for r in rows if r["name"].startswith("seeds/")]
     assert len(seeds) == 4 and all("also read as" in s for s in seeds)
+    # as the README says: three incidents and the clean restart that is their negative control
+    assert sum(bool(r["findings"]) for r in rows if r["name"].startswith("seeds/")) == 3
     seed_002 = next(r for r in rows if r["name"].startswith("seeds/002-"))
     assert {"over-broad-kill", "unrequested-teardown", "ignored-failure"} <= set(seed_002["rules"])
 

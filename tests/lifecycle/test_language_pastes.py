@@ -83,3 +83,39 @@ def test_odd_input_never_raises(text: str) -> None:
     r = read_message(text)
     assert isinstance(r, MessageReading)
     assert r.intents <= {Intent.restart}
+
+
+def _spec(middle: str) -> str:
+    sections = "\n".join(
+        f"## Part {n}\n\n- the portal must stay responsive and the api healthy under load\n"
+        f"- the dashboard is ready when every widget loads\n- how the export flow now works\n"
+        for n in range(1, 8))
+    return f"Work through this spec:\n\n# Delivery Spec\n\nGoal Of This Phase\n\n{sections}\n{middle}\n" \
+           "- keep the docs aligned\n\nStop Condition / Hand-off Rule\n\n- stop when the review passes\n"
+
+
+def test_a_pasted_document_states_nothing_but_its_instructions_count() -> None:
+    text = _spec("- Do not start services and do not restart the database.")
+    r = read_message(text)
+    assert len(text) > 1000
+    assert r.intents == {Intent.hold}, "the spec's ready/healthy/works are the spec's, its orders the user's"
+    headings = [text[s.start : s.end] for s in r.skipped if s.reason == "heading"]
+    assert "Stop Condition / Hand-off Rule" in headings and "## Part 1" in headings
+
+
+def test_prose_after_a_pasted_document_is_the_users_own() -> None:
+    r = read_message(_spec("- fix the exporter") + "\nthe server is down again since the last deploy")
+    assert r.intents == {Intent.not_ready}
+
+
+def test_a_short_list_is_no_document() -> None:
+    r = read_message("- the server is down\n- the api returns 502\n- restart it please")
+    assert r.intents == {Intent.not_ready, Intent.restart}
+
+
+def test_an_agents_write_up_is_read_whole_with_documents_off() -> None:
+    text = _spec("- the api is up on :8000 and healthy")
+    assert Intent.ready not in read_message(text).intents
+    plain = read_message(text, documents=False)
+    assert Intent.ready in plain.intents and not any(s.reason == "heading" for s in plain.skipped)
+    assert read_message(text) is not plain, "each way of reading has its own memo"

@@ -2,7 +2,8 @@
 
 "check"/"make sure" first (the state words after them are asked about), then hold and correction
 phrases ("leave it running", "wrong port": they take the verb that follows), then verbs, states and
-question nouns, and last the sentence-level cues: a bare "wait", and "No, it's still up".
+question nouns, and last the sentence-level cues: a bare "wait", and "No, it's still up". Inside a
+pasted document (``Prepared.document``) only the constraints (holds) count.
 """
 
 from __future__ import annotations
@@ -42,6 +43,21 @@ def find_intents(s: Scan, sentences: list[tuple[int, int]]) -> None:
             question_noun(s, cue)
     bare_wait(s, sentences)
     correction_openers(s, sentences)
+    run_errors(s, sentences)
+    keep_document_constraints(s)
+
+
+def keep_document_constraints(s: Scan) -> None:
+    """Inside a pasted document (a task prompt, spec, audit report) only its constraints count.
+
+    What it says or asks about a server's state is the document's ("the app is ready when …", an
+    audit's "backend unreachable", "how the UI now works"), and its positive instructions are the
+    requirements of the work ("- start the app", "Deploy the app and include a link"), not orders
+    for now; "do not start services" binds the agent (a hold)."""
+    if s.prep.document is None:
+        return
+    start, end = s.prep.document
+    s.hits = [h for h in s.hits if h.intent == Intent.hold or not start <= s.starts[h.anchor] < end]
 
 
 def hold(s: Scan, cue: Cue) -> None:
@@ -139,6 +155,37 @@ def bare_wait(s: Scan, sentences: list[tuple[int, int]]) -> None:
             clause = s.clause(words[-1])
             if clause.end - clause.start <= 2 and clause.qkind is None:
                 s.add(Intent.hold, 0.6, [(words[-1], words[-1] + 1)], words[-1])
+
+
+def run_errors(s: Scan, sentences: list[tuple[int, int]]) -> None:
+    """``i get an error when i run the server``, ``fix the issue, I was trying to run server!``: an
+    error the user met running a server says it is not up."""
+    down = {s.clauses[h.clause].sentence for h in s.hits if h.intent == Intent.not_ready}
+    for index, (start, end) in enumerate(sentences):
+        if index in down:
+            continue
+        errors = [i for i in range(start, end) if s.low[i] in P.ERROR_WORDS
+                  and not (i > start and s.low[i - 1] in ("no", "without", "any"))]
+        if not errors:
+            continue
+        for i in range(start, end):
+            if s.low[i] not in P.RUN_WORDS or not _own_attempt(s, i, start):
+                continue
+            obj = scan_object(s, i + 1, s.clause(i), first_word=False)
+            if obj.cls == "server" or (obj.cls == "unknown" and not P.CONTAINER_WORDS.isdisjoint(
+                    s.low[i + 1 : i + 4])):
+                s.add(Intent.not_ready, 0.6, [(errors[0], errors[0] + 1), (i, i + 1)], errors[0], obj.mention)
+                break
+
+
+def _own_attempt(s: Scan, i: int, start: int) -> bool:
+    """The user's own run: "when i run", "trying to run", "when running", a gerund subject."""
+    prev = s.low[i - 1] if i > start else ""
+    if prev in ("i", "we"):
+        return True
+    if prev == "to" and i - 2 >= start and s.low[i - 2] in P.ATTEMPT_VERBS:
+        return True
+    return s.low[i].endswith("ing") and (prev in ("when", "while", "after", "on", "by") or i == s.clause(i).start)
 
 
 def correction_openers(s: Scan, sentences: list[tuple[int, int]]) -> None:

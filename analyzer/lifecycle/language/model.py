@@ -94,7 +94,7 @@ class Skipped:
     start: int
     end: int
     reason: str
-    """``code-fence``, ``harness``, ``log``, ``paste``, ``quote`` or ``length-cap``."""
+    """``code-fence``, ``harness``, ``log``, ``paste``, ``quote``, ``heading`` or ``length-cap``."""
 
 
 @dataclass(frozen=True, slots=True)

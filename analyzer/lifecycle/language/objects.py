@@ -61,9 +61,13 @@ def context(s: Scan, i: int, clause: Clause, command: bool = True) -> Context:
             j -= 2  # "proceed to", "need to": the governor is part of the request
             continue
         elif w in ("you", "u", "ya", "we"):
+            if not command and w == "we":
+                return Context(j, negated, True, already)  # "where we started": "we" did it, past
             you = True
         elif (w == "i" and wants) or w in P.BEFORE_IMPERATIVE:
             pass
+        elif j == clause.start and not any(ch.isalnum() for ch in w):
+            pass  # a list bullet: "- restart it"
         elif command and j == clause.start and s.is_entity(j, EntityLabel.kind) and j == i - 1:
             pass  # "vllm serve …", "ollama serve": a command line
         elif w == "why" and clause.qkind == "request":
@@ -101,13 +105,15 @@ def scan_object(s: Scan, start: int, clause: Clause, first_word: bool) -> Object
         w = s.low[i]
         # "the server tests" is about tests; "the docs server" is not made "the docs" by its "the"
         compound = (i + 1 < limit and s.low[i + 1] in P.COMPOUND_HEADS
-                    and w not in P.DETERMINERS and w not in P.OBJECT_SKIP)
+                    and w not in P.DETERMINERS and w not in P.OBJECT_SKIP
+                    and not (s.server_word(i) and s.low[i + 1] in P.SERVER_RUNNERS))
         if s.is_entity(i) and not compound:
             ent = s.entities[s.entity_at[i] or 0]
             return Object("server", ent.text)
         if w in P.OBJECT_SERVER_NOUNS and not compound:
             # "the api container", "the vllm server": the head noun belongs to the mention
-            end = i + 2 if i + 1 < limit and s.low[i + 1] in P.STRONG_SERVER_NOUNS else i + 1
+            end = i + 2 if i + 1 < limit and (
+                s.low[i + 1] in P.STRONG_SERVER_NOUNS or s.low[i + 1] in P.SERVER_RUNNERS) else i + 1
             return Object("server", s.span_text(start, end))
         if w in P.OBJECT_PRONOUNS and (w not in ("that", "this", "all", "both") or s.ends_here(i)):
             return Object("pronoun", s.span_text(start, i + 1))

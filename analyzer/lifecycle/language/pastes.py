@@ -1,7 +1,8 @@
 """Pastes: the parts of a message that are not the user's own words, blanked before anything is read.
 
 Fenced code, harness blocks, machine-looking lines and runs of them, a prose line's tail from an
-inline log marker on, double-quoted strings, and the middle of an over-long message. The blanked
+inline log marker on, double-quoted strings, the headings of a pasted document, and the middle of
+an over-long message. The blanked
 text keeps every offset; the compact text (each skipped part one newline) is what spaCy tokenizes.
 """
 
@@ -32,6 +33,10 @@ class Prepared:
     """(position in ``compact``, offset to add there to get the position in the text), ascending."""
     skipped: tuple[Skipped, ...]
     truncated: bool
+    document: tuple[int, int] | None = None
+    """The span, in the text, of a pasted structured document (a task prompt, spec, audit report): from
+    its first heading, list item or table row to its last. What it says about a server and what it
+    asks to build are the document's; only its constraints ("do not start services") bind the agent."""
 
     def original(self, pos: int) -> int:
         """A position in ``compact`` as a position in the text."""
@@ -43,13 +48,16 @@ _COMPACTION: Final = "This session is being continued"
 _APOSTROPHES: Final = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
 
 
-def prepare(text: str) -> Prepared:
+def prepare(text: str, documents: bool = True) -> Prepared:
+    """Find what is not the user's own words; with ``documents``, a pasted structured document too."""
     regions = _fences(text)
     if "</" in text:
         regions += [(m.start(), m.end(), "harness") for m in P.HARNESS_BLOCK.finditer(text)]
     if "[Request interrupted" in text or "Caveat:" in text or text.startswith(_COMPACTION):
         regions += [(m.start(), m.end(), "harness") for m in P.HARNESS_LINE.finditer(text)]
     regions += _pasted_lines(text)
+    document, headings = _document(text) if documents else (None, [])
+    regions += [(start, end, "heading") for start, end in headings]
     if '"' in text or "\u201c" in text:
         regions += [(m.start(), m.end(), "quote") for m in P.QUOTED.finditer(text)]
     truncated = len(text) > MAX_ANALYSED_CHARS
@@ -61,7 +69,44 @@ def prepare(text: str) -> Prepared:
     merged = _merge(regions, text)
     normalised = text.translate(_APOSTROPHES)
     masked, compact, shifts = _blank(normalised, merged)
-    return Prepared(masked, compact, shifts, tuple(Skipped(s, e, r) for s, e, r in merged), truncated)
+    return Prepared(masked, compact, shifts, tuple(Skipped(s, e, r) for s, e, r in merged), truncated,
+                    document)
+
+
+DOCUMENT_MIN_CHARS: Final = 1000
+DOCUMENT_MIN_LINES: Final = 5
+"""A message this long with this many structure lines is (or carries) a pasted document."""
+
+
+def _document(text: str) -> tuple[tuple[int, int] | None, list[tuple[int, int]]]:
+    """The pasted document's span, and its heading lines (a heading is never an instruction:
+    "Stop Condition / Hand-off Rule")."""
+    if len(text) < DOCUMENT_MIN_CHARS:
+        return None, []
+    lines: list[tuple[int, int]] = []
+    headings: list[tuple[int, int]] = []
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\r\n")
+        structure = P.STRUCTURE_LINE.match(body)
+        if structure or _title_case(body):
+            lines.append((pos, pos + len(body)))
+            if not structure or body.lstrip().startswith("#"):
+                headings.append((pos, pos + len(body)))
+        pos += len(line)
+    if len(lines) < DOCUMENT_MIN_LINES:
+        return None, []
+    return (lines[0][0], lines[-1][1]), headings
+
+
+def _title_case(line: str) -> bool:
+    """A heading without markdown: 2-8 words, every content word capitalised, no final punctuation."""
+    body = line.strip()
+    if not body or body[-1] in ".,;:!?)":
+        return False
+    words = body.split()
+    content = [w for w in words if w.lower() not in P.TITLE_SMALL_WORDS]
+    return 2 <= len(words) <= 8 and len(content) >= 2 and all(w[0].isupper() for w in content)
 
 
 def _fences(text: str) -> list[tuple[int, int, str]]:

@@ -197,6 +197,7 @@ STATE_PATTERNS: Final[dict[str, list[TokenPattern]]] = {
     "DOWN_G": [
         [_one("crashed", "crashes", "crashing", "crash", "died", "dies", "dead", "dying", "broken", "broke",
               "failing", "failed", "fails", "hung", "hangs", "hanging", "stuck", "frozen", "exited", "exits",
+              "stalls", "stalled", "stalling",
               "erroring", "errored")],
         [_one("still"), _one("loading", "starting", "booting", "warming", "initializing", "compiling",
                              "capturing"), _opt("up")],
@@ -337,6 +338,11 @@ NONSERVER_NOUNS: Final = frozenset({
     "plot", "chart", "query", "queries", "question", "hook", "hooks", "logic", "handler", "handlers", "event",
     "events", "sequence", "phase", "routine", "callback", "callbacks", "lifecycle", "signal", "signals",
     "layout", "procedure", "procedures", "approach", "steps", "step",
+    # units of work in task prompts ("do not start the next slice", "start implementation now")
+    "slice", "slices", "implementation", "hardening", "self-test", "selftest", "feature", "features",
+    "functionality", "uploads", "interests", "messaging", "milestone", "sprint", "ticket", "tickets",
+    "behavior", "behaviour", "rewrite", "condition", "passes", "assignment", "homework", "deps",
+    "dependencies", "packages", "package", "lockfile",
 })
 """Things that are not servers: an instruction or state about them carries no intent."""
 COMPOUND_HEADS: Final = NONSERVER_NOUNS | frozenset({
@@ -344,6 +350,9 @@ COMPOUND_HEADS: Final = NONSERVER_NOUNS | frozenset({
     "code",
 })
 """After a server word these make the phrase about something else ("the server tests", "api docs")."""
+SERVER_RUNNERS: Final = frozenset({"task", "tasks", "job", "jobs", "session", "sessions", "pane", "window"})
+"""After a server word these name what runs the server, so the phrase stays a server ("your server task",
+a harness's background task; "the server's tmux session")."""
 STRONG_SERVER_NOUNS: Final = frozenset({
     "server", "servers", "endpoint", "api", "service", "container", "instance", "daemon", "router", "srv",
     "webserver", "proxy", "gateway",
@@ -453,6 +462,39 @@ CLAUSE_BREAKS: Final = frozenset({",", ":", "—", "–", "-", "--", "(", ")", "
                                   "so", "since", "plus"})
 SENTENCE_ENDS: Final = frozenset({".", "!", "?", ";", "…", "...", "?!", "!?", "??", "!!", "?.", "..",
                                   "!!!"})
+PLURAL_SUBJECTS: Final = frozenset({"i", "we", "you", "they", "u", "both", "all", "these", "those", "things"})
+"""Subjects of the base form "work" as a verb ("they work"); after any other word "work" is a noun."""
+CAUSATIVES: Final = frozenset({"make", "makes", "making", "get", "gets", "getting"})
+"""Before a subject, these make a state the goal of an instruction ("make it ready", "get it running")."""
+ADJECTIVE_STATES: Final = frozenset({
+    "live", "online", "offline", "responsive", "unresponsive", "healthy", "unhealthy", "broken", "frozen",
+    "dead", "stable", "reachable", "unreachable", "alive", "ready",
+})
+"""State words that are adjectives: directly before a noun they describe it ("a live demo")."""
+SEEM_VERBS: Final = frozenset({"seem", "seems", "seemed", "appear", "appears", "appeared", "happens", "looks"})
+"""``it seems to be hanging``: "to be" after these reports a state instead of wishing for one."""
+CONNECTIVES: Final = frozenset({"or", "and", "but", "if", "then", "still", "enough", "soon", "right", "by",
+                                "yet", "again", "nor", "unless", "until", "before", "not"})
+"""Words after an adjective state that keep it predicative ("is it ready or still loading?")."""
+PASSIVE_MODALS: Final = frozenset({"must", "should", "shall", "need", "needs", "needed", "has", "have",
+                                   "ought", "gotta", "mustnt", "shouldnt"})
+"""Before "be" + a participle ("must be killed", "needs to be restarted"), these ask for the action."""
+PASSIVE_ADVERBS: Final = frozenset({"immediately", "properly", "also", "then", "first", "now", "just",
+                                    "quickly", "safely", "all", "completely", "fully"})
+PRESCRIPTIVE: Final = frozenset({"should", "shouldnt", "must", "mustnt", "shall", "ought", "needn't",
+                                 "neednt"})
+"""Modals that make a negated verb a rule ("it shouldn't run the containers"), not a failure report."""
+WILL_WORDS: Final = frozenset({"will", "'ll", "ll", "can", "gonna", "going", "shall", "would", "'d"})
+STARTS_FINE: Final = frozenset({"now", "fine", "successfully", "cleanly", "ok", "okay", "properly"})
+"""With these, "it starts" / "it boots" reports a launch that works ("now it starts with no errors")."""
+ERROR_WORDS: Final = frozenset({"error", "errors", "erro", "errro", "eror", "exception", "exceptions", "issue",
+                                "issues", "problem", "problems", "traceback"})
+RUN_WORDS: Final = frozenset({"run", "runs", "ran", "running", "start", "starting", "launch", "launching", "test",
+                              "testing", "boot", "booting", "spin", "spinning", "serve", "serving"})
+ATTEMPT_VERBS: Final = frozenset({"try", "tries", "tried", "trying", "attempt", "attempted", "attempting"})
+CONTAINER_WORDS: Final = frozenset({"docker", "compose", "docker-compose", "container", "containers"})
+ALARM_OPENERS: Final = frozenset({"hang", "wait", "whoa", "woah", "huh", "wtf", "uh", "uhh", "hold"})
+"""Interjections that turn a question about the agent's action into an objection ("hang on, did you …?")."""
 CORRECTION_OPENERS: Final = frozenset({"no", "nope", "nah", "wrong", "actually", "incorrect", "nono", "no,"})
 NOT_CORRECTION_AFTER_NO: Final = frozenset({
     "need", "more", "worries", "worry", "problem", "problems", "idea", "way", "thanks", "rush", "pressure",
@@ -640,6 +682,12 @@ INLINE_LOG_TAIL: Final = re.compile(
     r"(?<=\s)(?:(?:INFO|WARNING|ERROR|DEBUG|CRITICAL|FATAL):|\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}"
     r"|Traceback \(most recent)"
 )
+STRUCTURE_LINE: Final = re.compile(
+    r"\s{0,3}#{1,6}\s+\S|\s*(?:[-*\u2022]|\d{1,2}[.)])\s+\S|\s*\|.*\|\s*$|\s*\*\*[^*\n]{1,80}\*\*")
+"""A line of a structured document: a markdown heading, list item, table row or bold label."""
+TITLE_SMALL_WORDS: Final = frozenset({"of", "the", "and", "to", "for", "a", "an", "in", "on", "at", "or", "with",
+                                      "by", "&", "/", "-", "\u2014", "vs"})
+"""Words a Title Case heading leaves lowercase ("Goal of This Phase", "Stop Condition / Hand-off Rule")."""
 QUOTED: Final = re.compile(r"\"[^\"\n]{1,200}\"|“[^”\n]{1,200}”")
 
 

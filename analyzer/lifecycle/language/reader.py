@@ -19,43 +19,50 @@ CACHE_SIZE: Final = 50_000
 """Distinct texts remembered; the memo is emptied when it is full."""
 
 _CACHE: dict[str, MessageReading] = {}
+_PLAIN_CACHE: dict[str, MessageReading] = {}
+"""Readings with ``documents=False``."""
 
 
-def read_message(text: str) -> MessageReading:
-    """Read one user message (memoised per distinct text)."""
-    hit = _CACHE.get(text)
+def read_message(text: str, *, documents: bool = True) -> MessageReading:
+    """Read one user message (memoised per distinct text).
+
+    With ``documents=False`` a structured message is read as written throughout: for an agent's
+    own write-up, whose lists hold its claims ("- backend: running on :8080"), not a pasted spec."""
+    hit = (_CACHE if documents else _PLAIN_CACHE).get(text)
     if hit is not None:
         return hit
-    return read_messages([text])[0]
+    return read_messages([text], documents=documents)[0]
 
 
-def read_messages(texts: Iterable[str]) -> list[MessageReading]:
+def read_messages(texts: Iterable[str], *, documents: bool = True) -> list[MessageReading]:
     """Read many messages, in order, tokenizing the new ones in one ``nlp.pipe`` batch."""
+    cache = _CACHE if documents else _PLAIN_CACHE
     wanted = list(texts)
     found: dict[str, MessageReading] = {}
     missing: list[str] = []
     for text in dict.fromkeys(wanted):
-        cached = _CACHE.get(text)
+        cached = cache.get(text)
         if cached is None:
             missing.append(text)
         else:
             found[text] = cached
     if missing:
         pipe = pipeline()
-        prepared = [prepare(text) for text in missing]
+        prepared = [prepare(text, documents=documents) for text in missing]
         docs = pipe.nlp.pipe(prep.compact for prep in prepared)
         for text, prep, doc in zip(missing, prepared, docs, strict=True):
             reading = _read(pipe, text, prep, doc)
             found[text] = reading
-            if len(_CACHE) >= CACHE_SIZE:
-                _CACHE.clear()
-            _CACHE[text] = reading
+            if len(cache) >= CACHE_SIZE:
+                cache.clear()
+            cache[text] = reading
     return [found[text] for text in wanted]
 
 
 def clear_cache() -> None:
     """Forget memoised readings (tests, long-running batch workers)."""
     _CACHE.clear()
+    _PLAIN_CACHE.clear()
 
 
 def _read(pipe: Pipeline, text: str, prep: Prepared, doc: Doc) -> MessageReading:

@@ -36,6 +36,9 @@ def state(s: Scan, cue: Cue) -> None:
         elif w in P.COPULAS or w in P.AUXILIARIES or w == "m":
             copula = True
             past = past or w in P.PAST_COPULAS
+            if w == "be" and j > clause.start and s.low[j - 1] == "to" and (
+                    j - 2 < clause.start or s.low[j - 2] not in P.SEEM_VERBS):
+                hypothetical = True  # "wait for it to be healthy", "needs to be up": not yet said to be
             if w in ("its", "it's"):
                 break
         elif w in P.STATE_SKIP or (w == "no" and j + 1 < s.n and s.low[j + 1] == "longer"):
@@ -71,6 +74,15 @@ def state(s: Scan, cue: Cue) -> None:
         return  # "it should work now": an expectation
     if words == ["work"] and subject == "none":
         return  # "great work", "work on X"
+    if words == ["work"] and not copula and head is not None and s.low[head] not in P.PLURAL_SUBJECTS and (
+            not s.low[head].endswith("s") or s.low[head].endswith("'s")) and not any(
+            w in P.AUXILIARIES for w in s.low[clause.start : head]):
+        return  # "backend work", "this work": a noun; the verb would be "works" (but "did the restart work?")
+    if words == ["down"] and head is not None and s.low[head] in ("compose", "docker-compose"):
+        return  # "docker compose down": the command, not a state
+    if head is not None and any(s.low[k] in P.CAUSATIVES and s.low[k + 1] != "sure"
+                                for k in range(max(clause.start, head - 4), head)):
+        return  # "make the app ready for production": an instruction to get it there, not a state
     if words[0] in ("works", "work") and head is not None and s.low[head] == "that":
         return  # "that works": agreement, not a server
     before = s.low[max(clause.start, cue.start - 3) : cue.start]
@@ -123,11 +135,27 @@ def follower_ok(s: Scan, cue: Cue, clause: Clause, subject: str, copula: bool) -
     """Reject verb uses of state words: "up to you", "running the tests", "ready for review"."""
     nxt = s.low[cue.end] if cue.end < clause.end else ""
     word = s.low[cue.start]
+    if nxt in ("-", "/") and cue.end < s.n and s.starts[cue.end] == s.ends[cue.end - 1]:
+        return False  # "offline-first", "live/staging": part of a compound word
+    if cue.end - cue.start == 1 and word in P.ADJECTIVE_STATES and not copula:
+        after = cue.end
+        while after < s.n and s.low[after] in ("\u201c", '"', "'", "\u2018", "("):
+            after += 1
+        # an opening "(" or quote ends the clause, so what it opens is looked at past the clause end
+        skipped_open = after > cue.end
+        follower = s.low[after] if after < s.n and (after < clause.end or skipped_open) else ""
+        if follower.isalpha() and not follower.endswith("ly") and follower not in P.BARE_FOLLOWERS and (
+                follower not in P.CONNECTIVES) and (
+                not s.is_entity(after)) and after not in s.cue_starts:
+            return False  # "responsive design", "this live campaign", "Offline \u201cintegration\u201d"
+    if word == "running" and nxt.isalpha() and not nxt.endswith("ly") and nxt not in P.BARE_FOLLOWERS and (
+            nxt not in P.CONNECTIVES) and not s.is_entity(cue.end) and nxt not in P.SERVER_NOUNS:
+        return False  # "not running composer install": running a command
     if cue.end - cue.start == 1 and word == "up" and nxt == "to":
         return False
     if word == "ready" and nxt in ("to", "for") and cue.end - cue.start == 1:
-        after = s.low[cue.end + 1] if cue.end + 1 < s.n else ""
-        return subject == "server" or (subject in ("pronoun", "none") and after in P.READY_FOR_OK)
+        purpose = s.low[cue.end + 1] if cue.end + 1 < s.n else ""
+        return subject == "server" or (subject in ("pronoun", "none") and purpose in P.READY_FOR_OK)
     if nxt in P.DETERMINERS and word not in ("serving", "serves", "loading", "hitting", "using"):
         return subject not in ("none",) and word not in ("running", "working")
     if word in ("working", "works", "work") and nxt in ("on", "with", "for"):

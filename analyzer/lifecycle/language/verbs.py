@@ -21,6 +21,9 @@ def verb(s: Scan, cue: Cue) -> None:
     first = s.low[cue.start]
     lemma, form = s.pipe.verb_forms.get(first, (first, "base"))
     phrasal = cue.end - cue.start > 1
+    if phrasal and s.low[cue.end - 1] == "up" and s.low[cue.end - 2] in ("come", "came", "comes", "coming") and (
+            cue.end < s.n and s.low[cue.end] == "with"):
+        return  # "come up with a plan": devise, not launch
     ctx = context(s, cue.start, clause, command=form == "base")
     if (form == "base" and ctx.subject is not None and s.low[ctx.subject] in ("a", "another", "quick")
             and intent == Intent.restart):
@@ -58,6 +61,9 @@ def imperative(s: Scan, cue: Cue, clause: Clause, ctx: Context, intent: Intent, 
     if not object_ok(lemma, obj) or refers_to_nonserver(s, obj, clause):
         return
     span = [(cue.start, cue.end)]
+    if clause.qkind == "plain" and intent in (Intent.stop, Intent.restart) and accuses(s, cue, clause, ctx):
+        s.add(Intent.correction, 0.75, span, cue.start, obj.mention)
+        return
     if clause.qkind in ("plain", "opinion", "why"):
         s.question(span, cue.start, obj.mention)
         return
@@ -75,6 +81,19 @@ def imperative(s: Scan, cue: Cue, clause: Clause, ctx: Context, intent: Intent, 
     if clause.qkind == "suggest" or "maybe" in s.low[clause.start : cue.start]:
         strength = 0.7
     s.add(intent, strength, span, cue.start, obj.mention)
+
+
+def accuses(s: Scan, cue: Cue, clause: Clause, ctx: Context) -> bool:
+    """``did you just take it down?``, ``hang on, did you kill it?``: asking whether the agent did it,
+    with "just" or an interjection, contradicts the action rather than asks about it."""
+    if not ctx.you:
+        return False
+    before = s.low[clause.start : cue.start]
+    if "just" in before:
+        return True
+    first = next(c for c in s.clauses if c.sentence == clause.sentence)
+    words = [w for w in s.low[first.start : first.end] if any(ch.isalnum() for ch in w)]
+    return first is not clause and len(words) <= 2 and s.low[first.start] in P.ALARM_OPENERS
 
 
 def refers_to_nonserver(s: Scan, obj: Object, clause: Clause) -> bool:
@@ -130,6 +149,15 @@ def descriptive_base(s: Scan, cue: Cue, clause: Clause, ctx: Context, intent: In
         while j >= clause.start and (s.low[j] in P.AUXILIARIES or s.low[j] in P.NEGATORS):
             ctx.negated = ctx.negated or s.low[j] in P.NEGATORS
             j -= 1
+    if subject == "self" and "myself" in s.low[cue.end : clause.end] and any(
+            w in P.WILL_WORDS for w in s.low[ctx.subject : cue.start]):
+        # "I'll run the server myself": the agent is to leave it (after "stop it, I'll run it
+        # myself" the stop is the instruction)
+        if not any(s.clauses[h.clause].sentence == clause.sentence for h in s.hits):
+            s.add(Intent.hold, 0.8, span, cue.start, mention)
+        return
+    if ctx.negated and any(w in P.PRESCRIPTIVE for w in s.low[ctx.subject : cue.start]):
+        return  # "the runner shouldn't run the containers": a rule, not a report that it does not
     if ctx.negated and intent == Intent.launch and subject in ("server", "pronoun", "self", "unknown"):
         if clause.condition is None or clause.qkind:
             s.add(Intent.not_ready, 0.8, [(ctx.subject, ctx.subject + 1), *span], cue.start, mention)
@@ -155,6 +183,16 @@ def descriptive_past(s: Scan, cue: Cue, clause: Clause, ctx: Context, intent: In
     if clause.qkind in ("plain", "suggest", "opinion"):
         if verb_relevant(s, cue, clause, ctx):
             s.question(span, cue.start)
+        return
+    if form == "past" and passive_instruction(s, cue, clause, ctx, intent):
+        return
+    if form == "3sg" and clause.condition is None and intent == Intent.launch and ctx.subject is not None:
+        subject, mention = s.subject_class(ctx.subject, clause)
+        said = s.low[max(clause.start, ctx.subject - 2) : clause.end]  # "now it starts", not "now let me …"
+        clean = any(w in ("no", "without") and said[k + 1 : k + 2] in (["errors"], ["error"])
+                    for k, w in enumerate(said))
+        if subject in ("server", "pronoun") and not ctx.negated and (clean or not P.STARTS_FINE.isdisjoint(said)):
+            s.add(Intent.ready, 0.6, span, cue.start, mention)  # "now it starts with no errors"
         return
     if form != "past" or clause.condition is not None:
         return
@@ -191,6 +229,24 @@ def descriptive_past(s: Scan, cue: Cue, clause: Clause, ctx: Context, intent: In
             s.add(Intent.correction, 0.75, span, cue.start)
     elif intent == Intent.stop and lemma in P.KILLED_LEMMAS:
         s.add(Intent.not_ready, 0.6, span, cue.start, mention)
+
+
+def passive_instruction(s: Scan, cue: Cue, clause: Clause, ctx: Context, intent: Intent) -> bool:
+    """``the server must be killed``, ``it needs to be restarted``: a modal passive asks for the action
+    (a hold when negated); it says nothing about the server's state yet."""
+    j = cue.start - 1
+    while j >= clause.start and s.low[j] in P.PASSIVE_ADVERBS:
+        j -= 1
+    if j < clause.start or s.low[j] not in ("be", "get", "gets"):
+        return False
+    before = s.low[max(clause.start, j - 3) : j]
+    if not any(w in P.PASSIVE_MODALS for w in before):
+        return False
+    if ctx.subject is not None and s.subject_class(ctx.subject, clause)[0] in ("nonserver", "blocked"):
+        return True
+    negated = ctx.negated or any(w in P.NEGATORS for w in before)
+    s.add(Intent.hold if negated else intent, 0.7, [(cue.start, cue.end)], cue.start)
+    return True
 
 
 def noun_restart(s: Scan, cue: Cue, clause: Clause, article: int) -> None:

@@ -83,8 +83,6 @@ LAUNCH_LEMMAS: Final = frozenset({
     "launch", "start", "serve", "boot", "run", "deploy", "host", "spin", "bring", "fire", "stand", "kick",
     "get", "turn",
 })
-STOP_LEMMAS: Final = frozenset({"kill", "kil", "pkill", "killall", "stop", "terminate", "halt", "shutdown",
-                                "teardown", "shut", "take", "tear"})
 
 GENERIC_LEMMAS: Final = frozenset({"run", "deploy", "host"})
 """Verbs that mean launching a server only when their object is plainly a server."""

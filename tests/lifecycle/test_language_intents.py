@@ -94,6 +94,8 @@ def test_question_scope_is_the_asking_clause() -> None:
         ("we need to come up with a plan", set()),
         ("bring it up with the new flags", {Intent.launch}),
         ("is the api healthy or still loading?", {Intent.question}),
+        # a constraint written as a noun phrase
+        ("No Docker, no app start unless explicitly needed.", {Intent.hold}),
         # a unit of work is no server
         ("do not start the next slice yet", set()),
         ("start implementation now", set()),

@@ -238,6 +238,8 @@ HOLD_PATTERNS: Final[list[TokenPattern]] = [
     [_one("hold"), _one("off"), _opt("on"), _opt(*_GER_ACTIONS)],
     [_one("stop", "quit", "avoid", "stopping"), _one(*_GER_ACTIONS)],
     [_one("without"), _one(*_GER_ACTIONS)],
+    [_one("no"), _one("app", "server", "service", "services", "container", "containers", "backend", "stack"),
+     _one("start", "starts", "startup", "restart", "restarts", "launch", "launches")],
     [_one("no"), _opt("more"), _one("restart", "restarts", "relaunch", "relaunches", "reboot", "reboots",
                                      "kills", "restarting", "relaunching", "rebooting", "killing")],
     [_one("no"), _one("need"), _one("to")],

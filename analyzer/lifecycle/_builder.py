@@ -103,10 +103,16 @@ class Builder:
         self._programs: list[str] | None = None
         self.collided: set[int] = set()
         """Still-running compose ups a later up has already been reported against."""
+        self.cwd: dict[str, str] = {}
+        """host -> the folder the agent's shell last ``cd``-ed into (harnesses keep it between calls)."""
+        self.project: dict[str, str] = {}
+        """host -> the compose project its latest compose command named (``-p``, folder)."""
         self.up_running: set[int] = set()
         """Open compose ups whose containers a later ``docker compose ps`` showed running."""
+        self.cwd_at: dict[int, str] = {}
+        """command position -> the working folder it runs in, for the call being read."""
         self.stack_stops: dict[int, str] = {}
-        """id of a Kill that stops a whole compose stack -> its host (applied in command order)."""
+        """id of a Kill that stops a whole compose stack -> the stack's key (applied in command order)."""
         self.containers = ContainerLedger()
         """Which containers the agent made and which someone else did (another project)."""
         self.open_ups: dict[str, dict[int, str | None]] = {}
@@ -334,6 +340,12 @@ class Builder:
         script = _normalise_hosts(self.resolver.feed(parse(ev.command)))
         launches: list[tuple[SimpleCommand, int]] = []
         probes: list[SimpleCommand] = []
+        self.cwd_at = {}
+        for cmd in script.commands:
+            where = cmd.host or "local"
+            if cmd.name == "cd" and len(cmd.effective_argv) == 2 and not cmd.dynamic:
+                self.cwd[where] = _join(self.cwd.get(where, ""), cmd.effective_argv[1])
+            self.cwd_at[cmd.position] = self.cwd.get(where, "")
         for cmd in script.commands:
             if "substitution" in cmd.contexts:
                 continue
@@ -384,7 +396,9 @@ class Builder:
             server, label = "docker", f"container {container or argv[-1]}"
         elif (cmd.name == "docker" and "compose" in argv and "up" in argv[argv.index("compose"):]) or (
                 cmd.name == "docker-compose" and "up" in argv):
-            server, label, container = "compose", "docker compose", "compose"
+            project = self.compose_project(cmd, where)
+            server, container = "compose", f"compose:{project}" if project else "compose"
+            label = f"docker compose ({project})" if project else "docker compose"
         else:
             found = self.w.catalog.match(cmd)
             if found is None:
@@ -470,11 +484,12 @@ class Builder:
             self.process_listing(ev, where, ev.output)
             return
         if _compose_ps(argv) and ev.output is not None and not ev.truncated and ev.exit_code in (None, 0):
+            stack = self.stack_key(cmd, where)
             if not _compose_rows(ev.output):
-                self.compose_empty(ev, where)
+                self.compose_empty(ev, stack)
             elif running := [r for r in container_rows(ev.output) if r.status.startswith("Up")]:
-                self.compose_running(where)
-                self.published_over(ev, where, running)
+                self.compose_running(stack)
+                self.published_over(ev, stack, running)
             return
         if cmd.name in ("ss", "netstat", "lsof") and ev.output and not ev.background:
             self.bind_pids(ev, cmd, where)  # `netstat -ano | findstr :8080` names the port in another command
@@ -681,7 +696,8 @@ class Builder:
                         detail=f"{text} hits {len(victims)} process(es)")
             self.maybe_hit[id(kill)] = self.unseen_children_hit(v, {vic.instance for vic in victims})
             if v.mechanism == "docker-compose" and v.targets == ["(all services)"] and v.reached:
-                self.stack_stops[id(kill)] = v.command.host or "local"
+                stack = self.stack_key(v.command, v.command.host or "local")
+                self.stack_stops[id(kill)] = stack
             out.append((kill, v))
         return out
 
@@ -890,14 +906,19 @@ class Builder:
 
     def apply_kill(self, kill: Kill) -> None:
         fi = self.w._add(kill)
-        if (host := self.stack_stops.pop(id(kill), None)) is not None:
+        if (stack := self.stack_stops.pop(id(kill), None)) is not None:
             # `docker compose down|stop|kill` of the whole stack: an attached `up` whose containers
             # were seen running exits with them. (One still building has no container to lose: it
             # builds on and starts the stack after the down.)
-            for inst, ups in self.open_ups.items():
-                if self.w.instances[inst].host == host:
-                    for u in [u for u in ups if u in self.up_running]:
-                        del ups[u]
+            ups = self.open_ups.get(stack, {})
+            for u in [u for u in ups if u in self.up_running]:
+                del ups[u]
+            # the stack is down: its state says so, but the stop is no victim of a kill. Taking
+            # one's own stack down to rebuild it is how a requested change is deployed, and
+            # labelled sessions never count it as killing a server in the user's hands.
+            if _docker_verb(kill.text.split()) != "restart":
+                for lf in list(self.live.get(stack, [])):
+                    self.ended(stack, lf, "stopped", fi, f"{kill.text} stops every service")
         for inst in self.maybe_hit.pop(id(kill), []):
             if self.live_state(inst, kill.event) in ("starting", "ready"):
                 self.w._change(inst, "unknown", fi, f"`{kill.text}` may have stopped the process its script runs")
@@ -934,35 +955,56 @@ class Builder:
     def launch_of_task(self, task_id: str) -> Launch | None:
         return self.task_launch.get(task_id)  # Launch facts are only made by ``launch_of``
 
-    def compose_empty(self, ev: ToolEvent, where: str) -> None:
-        """``docker compose ps`` lists no container: an attached ``up`` of a stack on this host is
-        not running it any more, whatever the harness said of its task. (A detached ``up -d`` may
-        still be pulling or building, before any container exists: it stays open.)"""
-        for inst, ups in self.open_ups.items():
-            if self.w.instances[inst].host != where:
-                continue
-            for fi in [u for u in ups if not _detached_up(self.w.facts[u].argv)]:  # type: ignore[union-attr]
-                del ups[fi]
+    def compose_project(self, cmd: SimpleCommand, where: str) -> str | None:
+        """The compose project a command acts on, as compose names it: ``-p``, then
+        ``COMPOSE_PROJECT_NAME``, then the folder of ``--project-directory`` or ``-f``, then the
+        working folder; a command that names none acts on the project the latest one named."""
+        argv = cmd.effective_argv
+        name = flag_value(argv, ["-p", "--project-name"]) or cmd.env.get("COMPOSE_PROJECT_NAME")
+        if not name:
+            folder = flag_value(argv, ["--project-directory"])
+            compose_file = flag_value(argv, ["-f", "--file"])
+            if folder is None and compose_file and ("/" in compose_file or "\\" in compose_file):
+                folder = _join(self.cwd_at.get(cmd.position, ""), compose_file).rsplit("/", 1)[0]
+            elif folder is not None:
+                folder = _join(self.cwd_at.get(cmd.position, ""), folder)
+            name = (folder or self.cwd_at.get(cmd.position, "")).rstrip("/").rsplit("/", 1)[-1]
+        project = re.sub(r"[^a-z0-9_-]", "", name.lower()) if name and "$" not in name else ""
+        if project:
+            self.project[where] = project
+            return project
+        return self.project.get(where)
 
-    def compose_running(self, where: str) -> None:
+    def stack_key(self, cmd: SimpleCommand, where: str) -> str:
+        """The instance key of the compose stack a command acts on."""
+        project = self.compose_project(cmd, where)
+        return f"{where}/container:compose:{project}" if project else f"{where}/container:compose"
+
+    def compose_empty(self, ev: ToolEvent, stack: str) -> None:
+        """``docker compose ps`` lists no container: an attached ``up`` of that stack is not
+        running it any more, whatever the harness said of its task. (A detached ``up -d`` may still
+        be pulling or building, before any container exists: it stays open.)"""
+        ups = self.open_ups.get(stack, {})
+        for fi in [u for u in ups if not _detached_up(self.w.facts[u].argv)]:  # type: ignore[union-attr]
+            del ups[fi]
+
+    def compose_running(self, stack: str) -> None:
         """``docker compose ps`` lists running containers: a detached ``up -d`` still believed open
         has done its work (it returns once the containers start); an attached one is now running
         them, so stopping the whole stack ends it."""
-        for inst, ups in self.open_ups.items():
-            if self.w.instances[inst].host != where:
-                continue
-            for fi in list(ups):
-                if _detached_up(self.w.facts[fi].argv):  # type: ignore[union-attr]
-                    del ups[fi]
-                else:
-                    self.up_running.add(fi)
+        ups = self.open_ups.get(stack, {})
+        for fi in list(ups):
+            if _detached_up(self.w.facts[fi].argv):  # type: ignore[union-attr]
+                del ups[fi]
+            else:
+                self.up_running.add(fi)
 
-    def published_over(self, ev: ToolEvent, where: str, rows: list[ContainerRow]) -> None:
+    def published_over(self, ev: ToolEvent, stack: str, rows: list[ContainerRow]) -> None:
         """The stack's containers publish a port that a server this session launched outside the
         stack still held when the stack's latest ``up`` ran (``ng serve --port 4200``, then a
         compose frontend on 4200): that ``up`` launched a second server onto a live one."""
-        ups = [f for f in self.w._of(Launch) if f.server == "compose" and f.host == where and f.ran
-               and f.event < ev.index]
+        where = stack.split("/", 1)[0]
+        ups = [f for f in self.w._of(Launch) if f.instance == stack and f.ran and f.event < ev.index]
         if not ups:
             return
         up = ups[-1]
@@ -1100,6 +1142,23 @@ def _not_found(cmd: SimpleCommand, script: ShellScript, output: str) -> bool:
 
 
 _DETACHED_SERVERS = frozenset({"systemd", "compose", "docker"})
+def _join(cwd: str, path: str) -> str:
+    """``cd``'s target from ``cwd``, with ``/`` separators (Windows paths and drives kept)."""
+    path = path.replace("\\", "/")
+    if path.startswith(("/", "~")) or re.match(r"^[A-Za-z]:/", path) or not cwd:
+        joined = path
+    else:
+        joined = f"{cwd.rstrip('/')}/{path}"
+    parts: list[str] = []
+    for part in joined.split("/"):
+        if part == "..":
+            if parts and parts[-1] not in ("", ".."):
+                parts.pop()
+        elif part != ".":
+            parts.append(part)
+    return "/".join(parts)
+
+
 def _docker_verb(argv: list[str]) -> str | None:
     """The verb of a ``docker``/``docker compose``/``docker-compose`` command (``up``, ``ps``,
     ``run``…); ``container ls`` and ``compose ls`` are ``ps`` too. None for other programs."""

@@ -175,7 +175,7 @@ def dead_jobs(output: str | None) -> list[DeadJob]:
     return [DeadJob(int(m.group(1)), m.group(2), m.group(3).strip()) for m in found]
 
 
-_ALREADY_RUNNING = re.compile(r"(?i)\banother [\w .-]{0,40}?(?:server|instance) is already running")
+_ALREADY_RUNNING = re.compile(r"\b(?:Another|another) [\w .-]{0,40}?(?:server|instance) is already running")
 """A server's own refusal to start beside a running copy of itself (``next dev``, lock files)."""
 
 

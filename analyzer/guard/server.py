@@ -211,6 +211,7 @@ def _answer(server: Server, conn: socket.socket, request: bytes) -> None:
     answer, line, log = server.hook(agent, raw, None if mode == "-" else mode)  # type: ignore[arg-type]
     with contextlib.suppress(OSError):
         conn.sendall(decide.encode(answer))
+        conn.shutdown(socket.SHUT_WR)  # the hook has all it needs: it need not wait for the log line
     sent = time.monotonic()
     # past the deadline the client has failed open and logs that itself
     if line is not None and sent <= limit:

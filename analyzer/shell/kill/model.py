@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from analyzer.shell.kill.reasons import sentence
 from analyzer.shell.model import ShellFrame, SimpleCommand
 
 ProcessKind = Literal["server", "shell", "ssh-client", "agent", "gpu", "other"]
@@ -165,8 +166,6 @@ class Hit(BaseModel):
     def reason(self) -> str:
         """The why in words a person can check: ``pkill -f 'launch_server.*3000[01]' matches its
         command line 'python3 -m sglang… --port 30001'``."""
-        from analyzer.shell.kill.reasons import sentence
-
         return sentence(self.why)
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from analyzer.shell.kill.model import Above, HitReason
+if TYPE_CHECKING:  # the model's Hit.reason is written here: no import at run time, no cycle
+    from analyzer.shell.kill.model import Above, HitReason
 
 _QUOTED_NAMES = {"command line": "command line", "process name": "process name", "pid": "PID",
                  "process group": "process group"}

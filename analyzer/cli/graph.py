@@ -3,7 +3,8 @@ from __future__ import annotations
 import click
 
 from analyzer.cli._common import config_catalog, echo_diagnostics, load_or_fail, width
-from analyzer.lifecycle.world import World, build_world, node_link
+from analyzer.lifecycle.facts import Launch
+from analyzer.lifecycle.world import Instance, World, build_world, node_link
 from analyzer.report import terminal
 from analyzer.report.redact import Redactor, redact_tree
 
@@ -15,10 +16,14 @@ def render_text(world: World) -> str:
     for inst in world.instances.values():
         out.append("")
         out.append(f"{inst.id}  {inst.name}  [{inst.state_at(len(world.session.events))}]")
+        for about in _identity(world, inst):
+            line = f"  {red(about)}"
+            out.append(line if len(line) <= cols else line[: cols - 1] + "…")
         for ch in inst.history:
             ev = world.event(ch.event)
             ts = ev.ts.strftime("%H:%M:%S") if ev.ts else "--:--:--"
-            line = f"  #{ch.event:<5} {ts} {ch.state:<9} {red(ch.reason)}"
+            where = f"L{ev.line}" if ev.line is not None else ""
+            line = f"  #{ch.event:<5} {where:<6} {ts} {ch.state:<9} {red(ch.reason)}"
             out.append(line if len(line) <= cols else line[: cols - 1] + "…")
     kills = world.kills()
     if kills:
@@ -32,6 +37,28 @@ def render_text(world: World) -> str:
     for note in world.notes:
         out.append(f"note: {note}")
     return "\n".join(out)
+
+
+def _identity(world: World, inst: Instance) -> list[str]:
+    """What identifies an instance beyond its key: who started it (and the evidence), its unit,
+    container or stack members, the PIDs and background tasks bound to its launches."""
+    owner = {"agent": "the agent, in this session", "before": "someone before the log began",
+             "other": "someone else during the session"}[inst.owner]
+    seen = world.event(inst.owner_evidence).line if inst.owner_evidence is not None else None
+    lines = [f"owner: {owner}" + (f" (line {seen})" if seen is not None else "")
+             + (f": {inst.owner_detail}" if inst.owner_detail else "")]
+    if inst.unit:
+        lines.append(f"unit: {inst.unit}")
+    if inst.members:
+        lines.append(f"members: {', '.join(inst.members)}")
+    elif inst.container and not inst.container.startswith("compose"):
+        lines.append(f"container: {inst.container}")
+    pids = [f"{la.pid} (launch #{la.event})" for la in world.facts_of(Launch) if la.instance == inst.id and la.pid]
+    if pids:
+        lines.append(f"pid: {', '.join(pids)}")
+    if inst.task_ids:
+        lines.append(f"tasks: {', '.join(inst.task_ids)}")
+    return lines
 
 
 def render_dot(world: World) -> str:

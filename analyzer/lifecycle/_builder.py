@@ -14,7 +14,13 @@ from pathlib import PurePosixPath
 
 from analyzer.events import AssistantEvent, Event, SystemEvent, ToolEvent, UserEvent
 from analyzer.lifecycle.catalog import Catalog, flag_value
-from analyzer.lifecycle.containers import ContainerLedger, ContainerRow, container_rows, stopped_containers
+from analyzer.lifecycle.containers import (
+    ContainerLedger,
+    ContainerRow,
+    container_rows,
+    made_containers,
+    stopped_containers,
+)
 from analyzer.lifecycle.facts import (
     Correction,
     Failure,
@@ -103,7 +109,7 @@ class Builder:
         self._programs: list[str] | None = None
         self.collided: set[int] = set()
         """Still-running compose ups a later up has already been reported against."""
-        self.cwd: dict[str, str] = {}
+        self.cwd: dict[str, str] = {"local": _join("", world.session.cwd)} if world.session.cwd else {}
         """host -> the folder the agent's shell last ``cd``-ed into (harnesses keep it between calls)."""
         self.project: dict[str, str] = {}
         """host -> the compose project its latest compose command named (``-p``, folder)."""
@@ -373,6 +379,9 @@ class Builder:
                 if verb == "run" and (name := flag_value(cmd.effective_argv, ["--name"])):
                     ran[name] = _run_image(cmd.effective_argv) or ""
                 self.containers.agent_made(where, ev.index, output, {k: v for k, v in ran.items() if v} or None)
+                stack = self.w.instances.get(self.stack_key(cmd, where)) if verb != "run" else None
+                if stack is not None:
+                    stack.members += [m for m in made_containers(output) if m not in stack.members]
             elif verb == "ps" and (rows := container_rows(output)):
                 self.containers.listed(where, ev.index, rows)
 

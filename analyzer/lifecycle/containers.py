@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["ContainerLedger", "ContainerRow", "container_rows", "stopped_containers"]
+__all__ = ["ContainerLedger", "ContainerRow", "container_rows", "made_containers", "stopped_containers"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -71,6 +71,8 @@ class Instance(BaseModel):
     """For ``other``: the event whose output shows someone else made it."""
     owner_detail: str = ""
     """For ``other``: what that output shows, in one sentence."""
+    members: list[str] = Field(default_factory=list)
+    """For a compose stack: the containers its ``up`` output showed it creating or starting."""
     history: list[StateChange] = Field(default_factory=list)
 
     @property

@@ -620,6 +620,8 @@ class Builder:
         if launch and launch.log_file and f"{launch.log_file}:" in text:
             # grep over several logs prefixes each line with its file: read only this log's lines
             text = "\n".join(ln for ln in text.splitlines() if ln.startswith(f"{launch.log_file}:"))
+        if launch is not None and launch.pid is None and (own := _SERVER_PID.search(text)):
+            launch.pid = int(own.group(1) or own.group(2))  # the server names its own process
         fail = self.w.catalog.failure_line(kind, text)
         ready = self.w.catalog.ready_line(kind, text)
         if fail:
@@ -688,6 +690,8 @@ class Builder:
                 ))
             if v.mechanism == "systemctl" and v.reached:
                 victims += self.units_from_before(v, {vic.instance for vic in victims})
+            if v.mechanism == "kill" and v.unresolved:
+                victims += self.bang_victims(ev, v, launches, {vic.instance for vic in victims})
             if v.mechanism in ("docker-compose", "docker") and v.reached:
                 victims += self.foreign_containers_hit(ev, v)
             relaunches = [RelaunchMatch(event=self.w.facts[fi].event, text=line, span=span) for c, fi in launches
@@ -726,6 +730,24 @@ class Builder:
                                              unit=unit, owner="before")
             out.append(Victim(label=f"{unit} (systemd)", role="server", instance=key,
                               reason=f"systemctl {verb} of {unit}, which this session never started"))
+        return out
+
+    def bang_victims(self, ev: ToolEvent, v: killsem.KillVerdict, launches: list[tuple[SimpleCommand, int]],
+                     hit: set[str | None]) -> list[Victim]:
+        """``X=$!`` right after a background launch holds that launch's PID, so a ``kill $X`` later
+        in the same command hits exactly it (the kill evaluation sees only an unknown word)."""
+        held = _bang_assignments(ev.command or "", launches)
+        out = []
+        for word in v.unresolved:
+            m = re.fullmatch(r"\$\{?(\w+)\}?", word.strip('"'))
+            fi = held.get(m.group(1)) if m else None
+            launch = self.w.facts[fi] if fi is not None else None
+            if not isinstance(launch, Launch) or launch.instance in hit or launch.event != ev.index:
+                continue
+            out.append(Victim(label=self.w.instances[launch.instance or ""].name, role="server",
+                              instance=launch.instance, launch_event=launch.event,
+                              reason=f"{word} holds the PID of `{' '.join(launch.argv[:4])}`, started in the "
+                                     "background just before it was assigned (`$!`)"))
         return out
 
     def foreign_containers_hit(self, ev: ToolEvent, v: killsem.KillVerdict) -> list[Victim]:
@@ -824,7 +846,10 @@ class Builder:
                 launch.ran = False
                 launch.detail += " (never ran: command not found)"
         ran = [(c, fi) for c, fi in launches if self.w.facts[fi].ran]  # type: ignore[union-attr]
-        pids = pids_in(output) if ran else []
+        echoed = _echoed_pids(script, ran, output) if ran else {}
+        for fi, pid in echoed.items():
+            self.w.facts[fi].pid = pid  # type: ignore[union-attr]
+        pids = pids_in(output) if ran and not echoed else []
         if pids and len(ran) == 1:
             self.w.facts[ran[0][1]].pid = pids[-1]  # type: ignore[union-attr]
         elif pids and len(pids) == len(ran):  # "prefill PID 1 / decode PID 2": one echo per launch
@@ -1151,6 +1176,35 @@ def _not_found(cmd: SimpleCommand, script: ShellScript, output: str) -> bool:
 
 
 _DETACHED_SERVERS = frozenset({"systemd", "compose", "docker"})
+def _bang_assignments(text: str, launches: list[tuple[SimpleCommand, int]]) -> dict[str, int]:
+    """``NAME=$!`` assignments of a command line -> the launch fact of the background command
+    right before each (``$!`` is the PID of the latest background job)."""
+    out: dict[str, int] = {}
+    spans = sorted((c.span[0], fi) for c, fi in launches if c.background and c.span)
+    for m in re.finditer(r"(?<![\w$])(\w+)=\$!", text):
+        before = [fi for start, fi in spans if start < m.start()]
+        if before:
+            out[m.group(1)] = before[-1]
+    return out
+
+
+def _echoed_pids(script: ShellScript, ran: list[tuple[SimpleCommand, int]], output: str) -> dict[int, int]:
+    """``cmd & echo $!``: each ``echo $!`` prints the PID of the background launch before it, as a
+    line holding only that number; matched in order when every echo printed one."""
+    echoes = [c for c in script.commands if c.name == "echo" and any("$!" in a for a in c.argv[1:])]
+    if not echoes:
+        return {}
+    numbers = [int(n) for n in re.findall(r"^\s*(\d{2,8})\s*$", output, re.M)]
+    if len(numbers) != len(echoes):
+        return {}
+    out: dict[int, int] = {}
+    for echo, pid in zip(echoes, numbers, strict=True):
+        before = [fi for c, fi in ran if c.background and c.position < echo.position]
+        if before:
+            out[before[-1]] = pid
+    return out
+
+
 def _join(cwd: str, path: str) -> str:
     """``cd``'s target from ``cwd``, with ``/`` separators (Windows paths and drives kept)."""
     path = path.replace("\\", "/")
@@ -1225,6 +1279,8 @@ def _compose_rows(output: str) -> list[str]:
             and "level=warning" not in ln]
 
 
+_SERVER_PID = re.compile(r"Started server process \[(\d+)\]|Listening at: \S+ \((\d+)\)")
+"""A server's own line naming its (master) process: uvicorn's, gunicorn's."""
 _BIND_SECONDS = 10.0
 """A server that is not listening this long after its launch is not merely starting (GPU kinds aside)."""
 _SLEEP = re.compile(r"(?:^|[;&|(]\s*)sleep\s+(\d+(?:\.\d+)?)\b")

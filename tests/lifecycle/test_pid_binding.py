@@ -73,3 +73,28 @@ def test_two_pids_on_one_port_bind_nothing(tmp_path: Path) -> None:
 """)
     assert launches(w)[0].pid is None
     assert [v.instance for v in kills(w)[0].victims] == []
+
+
+def test_pids_from_echo_bang_the_servers_own_line_and_a_variable_in_the_same_command(tmp_path: Path) -> None:
+    w = world(tmp_path, """\
+  - bash: nohup uvicorn app:api --port 8000 > api.log 2>&1 & echo $!
+    output: "51234"
+  - bash: nohup gunicorn app:wsgi --bind :9001 > g.log 2>&1 &
+  - bash: tail -3 g.log
+    output: "[INFO] Listening at: http://0.0.0.0:9001 (60111)"
+  - bash: nohup vite --port 5173 > v.log 2>&1 & PID=$!; sleep 5; kill $PID
+  - bash: kill 60111
+""")
+    assert [(la.port, la.pid) for la in launches(w)] == [(8000, 51234), (9001, 60111), (5173, None)]
+    assert [[v.instance for v in k.victims] for k in kills(w)] == [["local:5173"], ["local:9001"]]
+    assert w.instances["local:5173"].state_at(3) == "stopped"
+    assert w.instances["local:8000"].state_at(4) == "starting"
+
+
+def test_a_job_spec_finds_no_job_in_the_fresh_shell_of_a_later_call(tmp_path: Path) -> None:
+    w = world(tmp_path, """\
+  - bash: nohup uvicorn app:api --port 8000 > api.log 2>&1 &
+  - bash: kill %1
+""")
+    assert [k.victims for k in kills(w)] == [[]]
+    assert w.instances["local:8000"].state_at(1) == "starting"

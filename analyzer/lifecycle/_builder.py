@@ -1180,12 +1180,19 @@ def _bang_assignments(text: str, launches: list[tuple[SimpleCommand, int]]) -> d
     """``NAME=$!`` assignments of a command line -> the launch fact of the background command
     right before each (``$!`` is the PID of the latest background job)."""
     out: dict[str, int] = {}
-    spans = sorted((c.span[0], fi) for c, fi in launches if c.background and c.span)
+    spans = sorted((c.span[0], fi) for c, fi in launches if c.background and c.span and _own_job(c))
     for m in re.finditer(r"(?<![\w$])(\w+)=\$!", text):
         before = [fi for start, fi in spans if start < m.start()]
         if before:
             out[m.group(1)] = before[-1]
     return out
+
+
+def _own_job(cmd: SimpleCommand) -> bool:
+    """A background command that is its own job, so ``$!`` is its PID: not one inside a
+    backgrounded ``( … )`` subshell or pipeline, whose ``$!`` is the subshell or the last stage
+    (killing that leaves the server running)."""
+    return "subshell" not in cmd.contexts and "pipeline" not in cmd.contexts
 
 
 def _echoed_pids(script: ShellScript, ran: list[tuple[SimpleCommand, int]], output: str) -> dict[int, int]:
@@ -1199,7 +1206,7 @@ def _echoed_pids(script: ShellScript, ran: list[tuple[SimpleCommand, int]], outp
         return {}
     out: dict[int, int] = {}
     for echo, pid in zip(echoes, numbers, strict=True):
-        before = [fi for c, fi in ran if c.background and c.position < echo.position]
+        before = [fi for c, fi in ran if c.background and _own_job(c) and c.position < echo.position]
         if before:
             out[before[-1]] = pid
     return out

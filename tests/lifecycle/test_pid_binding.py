@@ -98,3 +98,13 @@ def test_a_job_spec_finds_no_job_in_the_fresh_shell_of_a_later_call(tmp_path: Pa
 """)
     assert [k.victims for k in kills(w)] == [[]]
     assert w.instances["local:8000"].state_at(1) == "starting"
+
+
+def test_bang_of_a_backgrounded_subshell_or_pipeline_is_not_the_server(tmp_path: Path) -> None:
+    w = world(tmp_path, """\
+  - bash: (streamlit run app.py --server.port 8765 2>&1 | head -20) & PID=$!; sleep 6; kill $PID
+  - bash: nohup vite --port 5173 2>&1 | tee v.log & echo $!
+    output: "7001"
+""")
+    assert [k.victims for k in kills(w)] == [[]]
+    assert [la.pid for la in launches(w)] == [None, None]

@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from analyzer.lifecycle.facts import Failure, Launch
-from analyzer.lifecycle.world import World
+from analyzer.lifecycle import Failure, Launch, World
 from analyzer.rules import Finding, Rule, Severity, Status
 
 

@@ -6,8 +6,7 @@ import re
 from collections.abc import Iterable
 
 from analyzer.events import AssistantEvent, ToolEvent, UserEvent
-from analyzer.lifecycle.facts import Failure, Kill, Launch, Probe, Ready
-from analyzer.lifecycle.world import World
+from analyzer.lifecycle import Failure, Kill, Launch, Probe, Ready, World
 from analyzer.rules import Finding, Rule, Severity, Status
 
 _ACK = re.compile(r"\b(?:kill(?:ed)?|fail(?:ed|ure|s)?|crash(?:ed)?|died|dead|error|oom|out of memory|"

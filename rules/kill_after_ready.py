@@ -5,8 +5,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 
-from analyzer.lifecycle.facts import Ready
-from analyzer.lifecycle.world import World
+from analyzer.lifecycle import Ready, World
 from analyzer.rules import Finding, Rule, Severity, Status
 
 
@@ -45,7 +44,7 @@ class KillAfterReady(Rule):
             seen: set[str] = set()
             for victim in kill.victims:
                 inst = victim.instance
-                if inst is None or inst in seen or world.state_at(inst, kill.event) != "ready":
+                if inst is None or inst in seen or world.state_before(inst, kill.event) != "ready":
                     continue
                 handed = self.handed_over(world, inst, kill.event)
                 if handed is None:

@@ -6,8 +6,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from analyzer.lifecycle.facts import Kill, Launch, ModelDisagreement
-from analyzer.lifecycle.world import World
+from analyzer.lifecycle import Kill, Launch, ModelDisagreement, World
 from analyzer.rules import Finding, Rule, Severity, Status
 
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from analyzer.lifecycle.facts import Instruction
-from analyzer.lifecycle.world import World
+from analyzer.lifecycle import Instruction, World
 from analyzer.rules import Finding, Rule, Severity, Status
 
 
@@ -60,7 +59,7 @@ class UnrequestedTeardown(Rule):
             named = {t for i in instructions for t in i.targets}
             for v in kill.victims:
                 inst = v.instance
-                if inst is None or inst in named or world.state_at(inst, kill.event) not in ("ready", "starting"):
+                if inst is None or inst in named or world.state_before(inst, kill.event) not in ("ready", "starting"):
                     continue
                 if inst not in by_event.setdefault(kill.event, []):
                     by_event[kill.event].append(inst)

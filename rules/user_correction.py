@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from analyzer.lifecycle.facts import Correction, Kill, Launch
-from analyzer.lifecycle.world import World
+from analyzer.lifecycle import Correction, Kill, Launch, World
 from analyzer.rules import Finding, Rule, Severity, Status
 
 

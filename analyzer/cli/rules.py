@@ -166,8 +166,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from analyzer.lifecycle.facts import Kill
-from analyzer.lifecycle.world import World
+from analyzer.lifecycle import Kill, World
 from analyzer.rules import Finding, Rule, Severity
 
 

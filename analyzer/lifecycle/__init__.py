@@ -1,0 +1,57 @@
+"""The lifecycle stage: the world of server instances a session's events build.
+
+What rule authors use, importable from here (``from analyzer.lifecycle import World, Kill``):
+
+- ``World``: the query API (``kills()``, ``launches()``, ``ready_signals()``, ``failures()``,
+  ``instructions_in_force()``, ``state_before()``/``state_after()``, ``user_refers_to()``,
+  ``facts_of()``/``facts_about()``/``facts_at()``), ``Instance``, ``StateChange``;
+- the facts, each pointing at the event it was read from: ``Launch``, ``Probe``, ``Ready``,
+  ``Failure``, ``Kill`` (with its ``Victim``s), ``Instruction``, ``Correction``,
+  ``ModelDisagreement``; ``Fact`` is their union, ``State`` the instance states;
+- ``build_world(session)`` and the server ``Catalog``.
+
+The names resolve on first use, so importing one submodule does not load the rest.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # `X as X`: re-exported for type checkers too
+    from analyzer.lifecycle.catalog import Catalog as Catalog
+    from analyzer.lifecycle.facts import Correction as Correction
+    from analyzer.lifecycle.facts import Fact as Fact
+    from analyzer.lifecycle.facts import Failure as Failure
+    from analyzer.lifecycle.facts import Instruction as Instruction
+    from analyzer.lifecycle.facts import Kill as Kill
+    from analyzer.lifecycle.facts import Launch as Launch
+    from analyzer.lifecycle.facts import ModelDisagreement as ModelDisagreement
+    from analyzer.lifecycle.facts import Probe as Probe
+    from analyzer.lifecycle.facts import Ready as Ready
+    from analyzer.lifecycle.facts import State as State
+    from analyzer.lifecycle.facts import Victim as Victim
+    from analyzer.lifecycle.world import Instance as Instance
+    from analyzer.lifecycle.world import StateChange as StateChange
+    from analyzer.lifecycle.world import World as World
+    from analyzer.lifecycle.world import build_world as build_world
+
+_EXPORTS = {
+    **dict.fromkeys(("World", "Instance", "StateChange", "build_world"), "analyzer.lifecycle.world"),
+    **dict.fromkeys(("Launch", "Probe", "Ready", "Failure", "Kill", "Victim", "Instruction", "Correction",
+                     "ModelDisagreement", "Fact", "State"), "analyzer.lifecycle.facts"),
+    "Catalog": "analyzer.lifecycle.catalog",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        import importlib
+
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'analyzer.lifecycle' has no attribute {name!r}")
+
+
+__all__ = [
+    "Catalog", "Correction", "Fact", "Failure", "Instance", "Instruction", "Kill", "Launch", "ModelDisagreement",
+    "Probe", "Ready", "State", "StateChange", "Victim", "World", "build_world",
+]

@@ -56,11 +56,17 @@ class Instance(BaseModel):
     server: str
     """Catalog kind of its (latest) launch."""
     label: str
+    """Human name of its kind (``sglang server``, ``docker compose (shop)``)."""
     host: str
+    """``local`` or the ssh host it runs on."""
     port: int | None = None
+    """The port it listens on, when a launch, a probe or a listing showed it."""
     unit: str | None = None
+    """The systemd unit, for a unit."""
     container: str | None = None
+    """The container name; ``compose:<project>`` for a compose stack."""
     task_ids: list[str] = Field(default_factory=list)
+    """The harness's background task ids that ran it."""
     launches: list[int] = Field(default_factory=list)
     """Event indexes of its launches."""
     owner: Literal["agent", "before", "other"] = "agent"
@@ -74,9 +80,11 @@ class Instance(BaseModel):
     members: list[str] = Field(default_factory=list)
     """For a compose stack: the containers its ``up`` output showed it creating or starting."""
     history: list[StateChange] = Field(default_factory=list)
+    """Its states in timeline order, each with the event and fact that are the evidence."""
 
     @property
     def name(self) -> str:
+        """How findings name it: ``sglang server on gpu1:30001``."""
         where = f"{self.host}:{self.port}" if self.port else self.host
         return f"{self.label} on {where}"
 
@@ -88,6 +96,8 @@ class Instance(BaseModel):
             filter(None, (self.label, self.server, self.unit, self.container))))} - {"server", "systemd"}
 
     def state_at(self, event: int, inclusive: bool = True) -> State:
+        """Its state just after ``event`` (without ``inclusive``: just before it). Note the default
+        is the opposite of ``World.state_at``'s; ``World.state_before``/``state_after`` say it."""
         # the history is appended in timeline order, so the changes before ``event`` are a prefix
         history = self.history
         if inclusive:
@@ -180,6 +190,8 @@ class World:
     # -- queries for rule authors ------------------------------------------------------------
 
     def event(self, index: int) -> Event:
+        """The timeline event at ``index`` (every fact's ``event`` is such an index): its ``ref``,
+        ``line`` and ``source`` locate it in the log."""
         return self.session.events[index]
 
     def _of(self, kind: Any) -> list[Any]:
@@ -222,9 +234,16 @@ class World:
         return by_instance.get(instance) or _Listing()
 
     def facts_of(self, kind: type[F]) -> list[F]:
+        """Every fact of ``kind`` (``Launch``, ``Kill``, ``Ready``…), in timeline order (a copy)."""
         return list(self._of(kind))
 
+    def facts_about(self, kind: type[F], instance: str | None) -> list[F]:
+        """The facts of ``kind`` about ``instance`` (``None``: facts tied to no instance), in
+        timeline order; indexed once for the whole world, so asking per victim stays linear."""
+        return list(self._of_instance(kind, instance).facts)
+
     def facts_at(self, event: int) -> list[Fact]:
+        """Every fact read from the event at ``event``, of any kind, in the order they were made."""
         done, by_event = self._at
         if done[0] > len(self.facts):
             done[0] = 0
@@ -236,12 +255,23 @@ class World:
         return list(by_event.get(event, ()))
 
     def state_at(self, instance: str, event: int, inclusive: bool = False) -> State:
-        """The state of ``instance`` just before ``event`` (or after it, with ``inclusive``)."""
+        """The state of ``instance`` just before ``event`` (with ``inclusive``: just after it, the
+        event's own changes included); ``"unknown"`` for a key the world does not hold. Same
+        answers as ``state_before`` and ``state_after``, which say which one they mean."""
         inst = self.instances.get(instance)
         return inst.state_at(event, inclusive) if inst else "unknown"
 
+    def state_before(self, instance: str, event: int) -> State:
+        """The state of ``instance`` when ``event`` began: what a command run there met."""
+        return self.state_at(instance, event, inclusive=False)
+
+    def state_after(self, instance: str, event: int) -> State:
+        """The state of ``instance`` once ``event`` was over (its own launches and kills applied)."""
+        return self.state_at(instance, event, inclusive=True)
+
     def evidence(self, instance: str, event: int) -> StateChange | None:
-        """The state change in force just before ``event``."""
+        """The state change in force just before ``event``: its ``reason`` and ``fact`` (an index
+        into ``facts``) say why the instance was in that state; None before its first change."""
         inst = self.instances.get(instance)
         if inst is None:
             return None
@@ -252,17 +282,28 @@ class World:
         return found
 
     def kills(self) -> list[Kill]:
+        """Every kill, stop or end the log shows (``pkill``, ``kill PID``, ``systemctl stop``, a
+        task stop, a foreground server ending with its command), in timeline order. Each lists
+        its ``victims`` with why they match; a kill whose shell died first has a note saying so."""
         return self.facts_of(Kill)
 
     def launches(self, instance: str | None = None) -> list[Launch]:
+        """Launches in timeline order, of ``instance`` or of all. ``duplicate_of`` names the live
+        launch one collides with; ``ran`` is False when the process model predicts it never ran."""
         if instance is None:
             return self.facts_of(Launch)
         return list(self._of_instance(Launch, instance).facts)
 
     def ready_signals(self, instance: str, before: int) -> list[Ready]:
+        """The readiness evidence for ``instance`` from events before ``before``, oldest first:
+        each ``Ready`` has its ``source`` (probe, log, user, agent) and ``strength`` (a probe's
+        answer is strong, the agent's claim weak) and the ``quote`` it rests on."""
         return self._of_instance(Ready, instance).before(before)
 
     def failures(self, instance: str | None = None) -> list[Failure]:
+        """Failures in timeline order, of ``instance`` or of all: a launch that died (``reason``:
+        address-in-use, oom, traceback, exit…), a probe refused, a log's error line; with the
+        ``quote`` and, for a launch, its ``launch_event``."""
         if instance is None:
             return self.facts_of(Failure)
         return list(self._of_instance(Failure, instance).facts)
@@ -324,6 +365,8 @@ class World:
         return below[-1] if below else -1
 
     def user_messages_between(self, start: int, end: int) -> list[UserEvent]:
+        """The user's own prompts strictly between events ``start`` and ``end`` (harness notes,
+        tool results and pasted command output are not prompts); ``start=-1`` from the first."""
         events = self.session.events
         lo, hi, _ = slice(start + 1, end).indices(len(events))
         if hi <= lo:

@@ -14,7 +14,7 @@ from analyzer.config import Config, ConfigError, load_config
 from analyzer.events import Diagnostic, Level, Session
 from analyzer.ingest import load
 from analyzer.lifecycle.catalog import Catalog, CatalogError, default_catalog
-from analyzer.lifecycle.world import World, build_world
+from analyzer.lifecycle.world import World
 from analyzer.rules.api import Finding, Rule
 from analyzer.rules.engine import RunResult, run_rules, select_rules
 from analyzer.rules.loader import RuleSet, load_rules
@@ -60,6 +60,8 @@ class Analyzer:
         return list(self.ruleset.warnings)
 
     def analyze_session(self, session: Session) -> Analysis:
+        from analyzer.lifecycle.build import build_world  # the walk and its parsers load on first use
+
         world = build_world(session, self.catalog)
         result: RunResult = run_rules(world, self.rules, known=set(self.ruleset.rules))
         return Analysis(session, world, result.findings, result.suppressed,

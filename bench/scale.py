@@ -84,7 +84,7 @@ import analyzer.cli.check  # what `analyzer check` imports before it reads anyth
 from analyzer.ingest import load
 from analyzer._memory import paused_gc
 from analyzer.lifecycle import language
-from analyzer.lifecycle.world import build_world
+from analyzer.lifecycle.build import build_world
 from analyzer.pipeline import Analysis, Analyzer
 from analyzer.report import text
 from analyzer.rules.engine import run_rules

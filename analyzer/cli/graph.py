@@ -3,8 +3,9 @@ from __future__ import annotations
 import click
 
 from analyzer.cli._common import config_catalog, echo_diagnostics, load_or_fail, width
+from analyzer.lifecycle.build import build_world
 from analyzer.lifecycle.facts import Launch
-from analyzer.lifecycle.world import Instance, World, build_world, node_link
+from analyzer.lifecycle.world import Instance, World, node_link
 from analyzer.report import terminal
 from analyzer.report.redact import Redactor, redact_tree
 

@@ -26,7 +26,7 @@ from analyzer.config import Config
 from analyzer.events import Event, Session, ToolEvent
 from analyzer.guard.settings import GUARD_RULES, GuardSettings
 from analyzer.guard.verdict import DECISIONS, Decision, Verdict
-from analyzer.lifecycle._builder import Builder, _prefilter
+from analyzer.lifecycle.build import Builder, prefilter
 from analyzer.lifecycle.facts import Kill, Launch
 from analyzer.lifecycle.world import F, World
 from analyzer.pipeline import Analyzer
@@ -92,7 +92,7 @@ class LiveWorld:
     def relevant(self, command: str | None) -> bool:
         """Whether ``command`` can be a launch, probe or kill at all (the builder's own pre-filter):
         the others are allowed without a look at the world, or at the transcript."""
-        return bool(command) and bool(_prefilter(self.world.catalog).search(command or ""))
+        return bool(command) and bool(prefilter(self.world.catalog).search(command or ""))
 
     def judge(self, command: ToolEvent, before: Iterable[Event] = ()) -> Verdict:
         """The verdict on ``command`` as the next event, after the unsettled ``before`` events (a

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # `X as X`: re-exported for type checkers too
+    from analyzer.lifecycle.build import build_world as build_world
     from analyzer.lifecycle.catalog import Catalog as Catalog
     from analyzer.lifecycle.facts import Correction as Correction
     from analyzer.lifecycle.facts import Fact as Fact
@@ -33,10 +34,10 @@ if TYPE_CHECKING:  # `X as X`: re-exported for type checkers too
     from analyzer.lifecycle.world import Instance as Instance
     from analyzer.lifecycle.world import StateChange as StateChange
     from analyzer.lifecycle.world import World as World
-    from analyzer.lifecycle.world import build_world as build_world
 
 _EXPORTS = {
-    **dict.fromkeys(("World", "Instance", "StateChange", "build_world"), "analyzer.lifecycle.world"),
+    **dict.fromkeys(("World", "Instance", "StateChange"), "analyzer.lifecycle.world"),
+    "build_world": "analyzer.lifecycle.build",
     **dict.fromkeys(("Launch", "Probe", "Ready", "Failure", "Kill", "Victim", "Instruction", "Correction",
                      "ModelDisagreement", "Fact", "State"), "analyzer.lifecycle.facts"),
     "Catalog": "analyzer.lifecycle.catalog",

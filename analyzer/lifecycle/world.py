@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from pydantic import BaseModel, Field
 
-from analyzer._memory import paused_gc
 from analyzer.events import Event, Session, UserEvent
-from analyzer.lifecycle.catalog import Catalog, default_catalog
+from analyzer.lifecycle.catalog import Catalog
 from analyzer.lifecycle.facts import Fact, Failure, Instruction, Kill, Launch, Ready, State
 
 if TYPE_CHECKING:
@@ -438,16 +437,6 @@ class World:
         inst.history.append(StateChange(state=state, event=event, fact=fact, reason=reason))
 
 
-def build_world(session: Session, catalog: Catalog | None = None) -> World:
-    """Rebuild what happened to every server in ``session``."""
-    from analyzer.lifecycle._builder import Builder  # the walk; kept apart from the query API
-
-    world = World(session=session, catalog=catalog or default_catalog())
-    with paused_gc():
-        Builder(world).run()
-    return world
-
-
 def node_link(world: World) -> dict[str, Any]:
     """The graph as node-link JSON (stable across networkx versions)."""
     nodes = [{"id": n, **attrs} for n, attrs in world.graph.nodes(data=True)]
@@ -456,4 +445,4 @@ def node_link(world: World) -> dict[str, Any]:
     return {"directed": True, "multigraph": True, "nodes": nodes, "links": links}
 
 
-__all__ = ["Instance", "StateChange", "World", "build_world", "node_link"]
+__all__ = ["Instance", "StateChange", "World", "node_link"]

@@ -35,7 +35,7 @@ import yaml
 from analyzer.events import Session
 from analyzer.ingest.base import IngestError
 from analyzer.ingest.fixture import read_yaml, session_from_node
-from analyzer.lifecycle.world import build_world
+from analyzer.lifecycle.build import build_world
 from analyzer.rules.api import Finding, Rule
 from analyzer.rules.engine import run_rules
 

@@ -28,7 +28,7 @@ events:
 def test_graph_text_names_owners_members_and_pids(tmp_path: Path) -> None:
     f = tmp_path / "s.session.yaml"
     f.write_text(SESSION)
-    out = CliRunner().invoke(main, ["graph", str(f)], terminal_width=200).output
+    out = CliRunner().invoke(main, ["graph", str(f)], env={"COLUMNS": "200"}).output
     stack = out[out.index("local/container:compose:shop"):]
     assert "members: shop-db-1, shop-api-1" in stack.splitlines()[2]
     api = out[out.index("local:8000"):]

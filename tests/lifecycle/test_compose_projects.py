@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from analyzer.ingest import load
+from analyzer.lifecycle.build import build_world
 from analyzer.lifecycle.facts import Launch
-from analyzer.lifecycle.world import World, build_world
+from analyzer.lifecycle.world import World
 
 
 def world(tmp_path: Path, events: str, agent: str = "claude-code") -> World:

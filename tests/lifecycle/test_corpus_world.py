@@ -15,8 +15,9 @@ from click.testing import CliRunner
 
 from analyzer.cli import main
 from analyzer.ingest import IngestError, detect, load
+from analyzer.lifecycle.build import build_world
 from analyzer.lifecycle.facts import Kill, Launch, Probe, Ready
-from analyzer.lifecycle.world import World, build_world
+from analyzer.lifecycle.world import World
 
 TODO = "claude-code/todo-app-nextjs-dev-server.jsonl"
 POSTHOG = "claude-code/posthog-dashboard-pkill-v2.1.112.jsonl"

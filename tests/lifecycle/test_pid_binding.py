@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from analyzer.ingest import load
+from analyzer.lifecycle.build import build_world
 from analyzer.lifecycle.facts import Kill, Launch
 from analyzer.lifecycle.probes import listeners
-from analyzer.lifecycle.world import World, build_world
+from analyzer.lifecycle.world import World
 
 
 def test_listener_rows_of_every_port_lister() -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from analyzer.events import ToolEvent, UserEvent
 from analyzer.ingest import load
+from analyzer.lifecycle.build import build_world
 from analyzer.lifecycle.catalog import Catalog
 from analyzer.lifecycle.facts import (
     Correction,
@@ -20,7 +21,7 @@ from analyzer.lifecycle.facts import (
     Probe,
     Ready,
 )
-from analyzer.lifecycle.world import World, build_world
+from analyzer.lifecycle.world import World
 
 SEEDS = Path(__file__).resolve().parents[2] / "fixtures" / "seeds"
 

@@ -11,8 +11,9 @@ import pytest
 
 from analyzer.events import UserEvent
 from analyzer.ingest import load
+from analyzer.lifecycle.build import build_world
 from analyzer.lifecycle.facts import Failure, Instruction, Kill, Launch, Ready
-from analyzer.lifecycle.world import Instance, StateChange, World, build_world
+from analyzer.lifecycle.world import Instance, StateChange, World
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 SESSIONS = [
@@ -145,7 +146,7 @@ def test_the_graph_is_the_same_built_during_the_walk_or_afterwards() -> None:
     late = build_world(load(SESSIONS[2]))
     early = World(session=late.session, catalog=late.catalog)
     _ = early.graph  # made before any fact: every step is applied to it as it happens
-    from analyzer.lifecycle._builder import Builder
+    from analyzer.lifecycle.build import Builder
 
     Builder(early).run()
     assert early.graph is early.graph

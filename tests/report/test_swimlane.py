@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from analyzer.events import Session, ToolEvent, UserEvent
-from analyzer.lifecycle.world import build_world
+from analyzer.lifecycle.build import build_world
 from analyzer.report._clean import Cleaner
 from analyzer.report._swimlane import MAX_USER, X0, X1, _thin, build
 from analyzer.report._when import Times

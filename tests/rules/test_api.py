@@ -11,7 +11,8 @@ from pydantic import BaseModel
 
 from analyzer.events import Session
 from analyzer.ingest import load
-from analyzer.lifecycle.world import World, build_world
+from analyzer.lifecycle.build import build_world
+from analyzer.lifecycle.world import World
 from analyzer.rules import Finding, Rule, RuleMetadataError, Severity, Status
 from analyzer.rules.api import doc_sections
 from analyzer.rules.loader import load_rules

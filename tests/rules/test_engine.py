@@ -11,7 +11,8 @@ import pytest
 
 from analyzer.config import Config
 from analyzer.ingest import load
-from analyzer.lifecycle.world import World, build_world
+from analyzer.lifecycle.build import build_world
+from analyzer.lifecycle.world import World
 from analyzer.rules import Finding, Rule, Severity
 from analyzer.rules.engine import (
     BaselineError,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from analyzer.ingest import load
-from analyzer.lifecycle.world import build_world
+from analyzer.lifecycle.build import build_world
 from analyzer.rules import loader
 from analyzer.rules.engine import run_rules
 from analyzer.rules.loader import ENTRY_POINT_GROUP, builtin_rules_dir, load_rules

@@ -1,0 +1,218 @@
+"""Steps for kills: the processes the world believes alive, the kill evaluation's verdicts made
+facts, and victims the evaluation cannot see (units from before the log, ``$!`` variables,
+another project's containers)."""
+
+from __future__ import annotations
+
+import re
+
+from analyzer.events import ToolEvent
+from analyzer.lifecycle.build._util import (
+    _SCRIPT_RUNNERS,
+    _bang_assignments,
+    _docker_verb,
+    _frame_label,
+    _match_span,
+)
+from analyzer.lifecycle.build.base import WalkBase
+from analyzer.lifecycle.containers import (
+    stopped_containers,
+)
+from analyzer.lifecycle.facts import (
+    Kill,
+    Launch,
+    RelaunchMatch,
+    Victim,
+)
+from analyzer.lifecycle.world import Instance
+from analyzer.shell import kill as killsem
+from analyzer.shell.model import ShellScript, SimpleCommand
+
+
+class KillSteps(WalkBase):
+    """Steps for kills: the processes the world believes alive, the kill evaluation's verdicts made"""
+
+    def processes(self) -> list[killsem.Process]:
+        procs: list[killsem.Process] = []
+        for inst, lives in self.live.items():
+            for fi in lives:
+                launch = self.w.facts[fi]
+                assert isinstance(launch, Launch)
+                procs.append(killsem.Process(
+                    pid=launch.pid, argv=tuple(launch.argv), host=None if launch.host == "local" else launch.host,
+                    kind="server", label=self.w.instances[inst].name, ref=str(fi),
+                    ports=(launch.port,) if launch.port else (), unit=launch.unit, container=launch.container,
+                    task_id=launch.task_id,
+                    open_files=("/dev/nvidia0", "/dev/nvidiactl") if self.w.catalog.by_name.get(launch.server)
+                    and self.w.catalog.by_name[launch.server].gpu else (),
+                ))
+        if self._agent_process is None:
+            self._agent_process = killsem.agent_process(self.agent)
+        procs.append(self._agent_process)
+        return procs
+
+    def kills_of(self, ev: ToolEvent, script: ShellScript,
+                 launches: list[tuple[SimpleCommand, int]]) -> list[tuple[Kill, killsem.KillVerdict]]:
+        if not killsem.may_kill(script):
+            return []  # no kill-ish command: no verdict, whatever the processes
+        # the harness runs commands in the user's login shell: zsh on macOS since Catalina
+        shell = "/bin/zsh" if self.platform == "macos" else None
+        harness = killsem.harness_frame(self.agent, ev.command or "", shell=shell)
+        verdicts = killsem.evaluate(script, self.processes(), harness=harness, platform=self.platform,
+                                    platforms=self.remote_platforms(script))
+        out: list[tuple[Kill, killsem.KillVerdict]] = []
+        for v in verdicts:
+            if v.signal == 0:
+                continue  # kill -0 / pgrep: an existence check, nothing dies
+            victims: list[Victim] = []
+            for vic in v.victims:
+                p = vic.process
+                launch_fi = int(p.ref) if p.ref and p.ref.isdigit() else None
+                launch = self.w.facts[launch_fi] if launch_fi is not None else None
+                if vic.frame is not None:
+                    role, label = "shell", _frame_label(vic.frame)
+                elif p.kind in ("server", "agent", "ssh-client", "gpu", "shell"):
+                    role, label = p.kind, p.label or " ".join(p.argv)[:80]
+                else:
+                    role, label = "other", p.label or " ".join(p.argv)[:80]
+                said = killsem.parts(vic.why)
+                victims.append(Victim(
+                    label=label, reason=vic.reason, role=role,
+                    instance=launch.instance if isinstance(launch, Launch) else None,
+                    launch_event=launch.event if isinstance(launch, Launch) else None,
+                    matched=vic.why.matched, subject=said.quote, match_span=said.quote_span, lead=said.lead,
+                    consequence=said.consequence,
+                ))
+            if v.mechanism == "systemctl" and v.reached:
+                victims += self.units_from_before(v, {vic.instance for vic in victims})
+            if v.mechanism == "kill" and v.unresolved:
+                victims += self.bang_victims(ev, v, launches, {vic.instance for vic in victims})
+            if v.mechanism in ("docker-compose", "docker") and v.reached:
+                victims += self.foreign_containers_hit(ev, v)
+            relaunches = [RelaunchMatch(event=self.w.facts[fi].event, text=line, span=span) for c, fi in launches
+                          if c.position > v.command.position and v.pattern
+                          and (span := _match_span(v.pattern, line := " ".join(c.effective_argv)))]
+            relaunch = [r.event for r in relaunches]
+            text = " ".join(v.command.argv)
+            notes = list(v.notes)
+            if v.invalid_pattern:
+                notes.append("the pattern is not a valid POSIX ERE: pkill exits 2 and kills nothing")
+            kill = Kill(event=ev.index, mechanism=v.mechanism, text=text, pattern=v.pattern,
+                        victims=victims, self_kill=v.self_kill is not None, generic=v.generic, selects=v.selects,
+                        also_matches_relaunch=relaunch, relaunches=relaunches, platform=v.platform, notes=notes,
+                        command_position=v.command.position, command_span=v.command.span,
+                        detail=f"{text} hits {len(victims)} process(es)")
+            self.maybe_hit[id(kill)] = self.unseen_children_hit(v, {vic.instance for vic in victims})
+            if v.mechanism == "docker-compose" and v.targets == ["(all services)"] and v.reached:
+                stack = self.stack_key(v.command, v.command.host or "local")
+                self.stack_stops[id(kill)] = stack
+            out.append((kill, v))
+        return out
+
+    def units_from_before(self, v: killsem.KillVerdict, hit: set[str | None]) -> list[Victim]:
+        """Units a ``systemctl stop|restart`` names that no launch of this session started: a
+        service that was there before the log (the host's PostgreSQL), now an instance of its own."""
+        out = []
+        host = v.host or v.command.host or "local"
+        verb = next((a for a in v.command.effective_argv[1:] if not a.startswith("-")), "stop")
+        for unit in v.targets:
+            if any(c in unit for c in "*?["):
+                continue  # a glob: which units it meant is not known
+            key = f"{host}/unit:{unit}"
+            if key in hit or self.find(host=host, unit=unit):
+                continue
+            self.w.instances[key] = Instance(id=key, server="systemd", label=f"{unit} (systemd)", host=host,
+                                             unit=unit, owner="before")
+            out.append(Victim(label=f"{unit} (systemd)", role="server", instance=key,
+                              reason=f"systemctl {verb} of {unit}, which this session never started"))
+        return out
+
+    def bang_victims(self, ev: ToolEvent, v: killsem.KillVerdict, launches: list[tuple[SimpleCommand, int]],
+                     hit: set[str | None]) -> list[Victim]:
+        """``X=$!`` right after a background launch holds that launch's PID, so a ``kill $X`` later
+        in the same command hits exactly it (the kill evaluation sees only an unknown word)."""
+        held = _bang_assignments(ev.command or "", launches)
+        out = []
+        for word in v.unresolved:
+            m = re.fullmatch(r"\$\{?(\w+)\}?", word.strip('"'))
+            fi = held.get(m.group(1)) if m else None
+            launch = self.w.facts[fi] if fi is not None else None
+            if not isinstance(launch, Launch) or launch.instance in hit or launch.event != ev.index:
+                continue
+            out.append(Victim(label=self.w.instances[launch.instance or ""].name, role="server",
+                              instance=launch.instance, launch_event=launch.event,
+                              reason=f"{word} holds the PID of `{' '.join(launch.argv[:4])}`, started in the "
+                                     "background just before it was assigned (`$!`)"))
+        return out
+
+    def foreign_containers_hit(self, ev: ToolEvent, v: killsem.KillVerdict) -> list[Victim]:
+        """Containers someone else made (``ContainerLedger``) that this docker or compose command
+        stopped: its own progress lines show them stopping or removed, or it names them."""
+        host = v.command.host or "local"
+        output = ev.output or ""
+        shown = stopped_containers(output)
+        if v.mechanism == "docker" and ev.exit_code in (0, None) and "No such container" not in output:
+            shown += [t for t in v.targets if not t.startswith(("$", "`", "-"))]
+        out = []
+        for name in dict.fromkeys(shown):
+            seen = self.containers.foreign(host, name)
+            if seen is None:
+                continue
+            at, why = seen
+            key = f"{host}/container:{name}@{at}"
+            if key not in self.w.instances:
+                self.w.instances[key] = Instance(id=key, server="docker", label=f"{name} (container)", host=host,
+                                                 container=name, owner="other", owner_evidence=at,
+                                                 owner_detail=why)
+            out.append(Victim(label=f"{name} (container)", role="server", instance=key,
+                              reason=f"`{' '.join(v.command.argv)}` stopped {name}, which someone else made: {why} "
+                                     f"(event {at})"))
+        return out
+
+    def unseen_children_hit(self, v: killsem.KillVerdict, hit: set[str | None]) -> list[str]:
+        """Live script-runner launches (``npm run dev``) a by-name kill may have stopped through the
+        child it runs: ``pkill -f "astro dev"`` names a server program, and the command lines of the
+        script's children are not in the log."""
+        if not v.pattern or v.signal == 0 or not v.reached:
+            return []
+        named = [prog for prog in self._server_programs() if re.search(rf"(?<![\w-]){re.escape(prog)}(?![\w-])", v.pattern)]
+        if not named:
+            return []
+        out = []
+        for inst, lives in self.live.items():
+            if inst in hit or not lives:
+                continue
+            if any(self.w.facts[fi].server in _SCRIPT_RUNNERS for fi in lives):  # type: ignore[union-attr]
+                out.append(inst)
+        return out
+
+    def apply_kill(self, kill: Kill) -> None:
+        fi = self.w._add(kill)
+        if (stack := self.stack_stops.pop(id(kill), None)) is not None:
+            # `docker compose down|stop|kill` of the whole stack: an attached `up` whose containers
+            # were seen running exits with them. (One still building has no container to lose: it
+            # builds on and starts the stack after the down.)
+            ups = self.open_ups.get(stack, {})
+            for u in [u for u in ups if u in self.up_running]:
+                del ups[u]
+            # the stack is down: its state says so, but the stop is no victim of a kill. Taking
+            # one's own stack down to rebuild it is how a requested change is deployed, and
+            # labelled sessions never count it as killing a server in the user's hands.
+            if _docker_verb(kill.text.split()) != "restart":
+                for lf in list(self.live.get(stack, [])):
+                    self.ended(stack, lf, "stopped", fi, f"{kill.text} stops every service")
+        for inst in self.maybe_hit.pop(id(kill), []):
+            if self.live_state(inst, kill.event) in ("starting", "ready"):
+                self.w._change(inst, "unknown", fi, f"`{kill.text}` may have stopped the process its script runs")
+        for vic in kill.victims:
+            if vic.instance is None:
+                continue
+            self.w._edge(f"event:{kill.event}", f"instance:{vic.instance}", "kills", fi)
+            self.w._edge(f"instance:{vic.instance}", f"event:{kill.event}", "matched-by-kill", fi)
+            lives = self.live.get(vic.instance, [])
+            for lf in list(lives):
+                launch = self.w.facts[lf]
+                if isinstance(launch, Launch) and (vic.launch_event is None or launch.event == vic.launch_event):
+                    lives.remove(lf)
+            if not lives:
+                self.w._change(vic.instance, "stopped", fi, f"killed by {kill.text}")

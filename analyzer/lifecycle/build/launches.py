@@ -1,0 +1,296 @@
+"""Steps for a shell call: which commands launch servers, their order with kills and probes, and what
+the output says of each launch."""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+
+from analyzer.events import ToolEvent
+from analyzer.lifecycle.build._util import (
+    _DETACHED_SERVERS,
+    _SYSTEMCTL_START,
+    _detached,
+    _detached_up,
+    _echoed_pids,
+    _join,
+    _lineage,
+    _normalise_hosts,
+    _not_found,
+    _observed_ran,
+    _one_unit_each,
+    _prefilter,
+    _returned_in_foreground,
+    _same_command,
+    _skipped,
+    _unit,
+)
+from analyzer.lifecycle.build.base import WalkBase
+from analyzer.lifecycle.facts import (
+    Failure,
+    Kill,
+    Launch,
+    ModelDisagreement,
+    State,
+)
+from analyzer.lifecycle.probes import (
+    DeadJob,
+    dead_jobs,
+    failure_reason,
+    pids_in,
+)
+from analyzer.shell import kill as killsem
+from analyzer.shell.model import ShellScript, SimpleCommand
+from analyzer.shell.parse import parse
+
+
+class LaunchSteps(WalkBase):
+    """Steps for a shell call: which commands launch servers, their order with kills and probes, and what"""
+
+    def on_shell(self, ev: ToolEvent) -> None:
+        assert ev.command is not None
+        if not _prefilter(self.w.catalog).search(ev.command):
+            return
+        script = _normalise_hosts(self.resolver.feed(parse(ev.command)))
+        launches: list[tuple[SimpleCommand, int]] = []
+        probes: list[SimpleCommand] = []
+        self.cwd_at = {}
+        for cmd in script.commands:
+            where = cmd.host or "local"
+            if cmd.name == "cd" and len(cmd.effective_argv) == 2 and not cmd.dynamic:
+                self.cwd[where] = _join(self.cwd.get(where, ""), cmd.effective_argv[1])
+            self.cwd_at[cmd.position] = self.cwd.get(where, "")
+        for cmd in script.commands:
+            if "substitution" in cmd.contexts:
+                continue
+            found = [(c, fi) for c in _one_unit_each(cmd)
+                     if (fi := self.launch_of(ev, c, cmd.host or "local", script)) is not None]
+            if found:
+                launches += found
+            else:
+                probes.append(cmd)
+        kills = self.kills_of(ev, script, launches)
+        self.outcomes(ev, script, launches, kills, probes)
+        self.container_output(ev, script)
+
+    def launch_of(self, ev: ToolEvent, cmd: SimpleCommand, where: str, script: ShellScript) -> int | None:
+        argv = cmd.effective_argv
+        server = label = None
+        port: int | None = None
+        guessed = False  # the port is the kind's default, not read from the command
+        bind = gpus = log = unit = container = None
+        if cmd.name == "systemctl" and len(argv) >= 3 and argv[1] in _SYSTEMCTL_START:
+            unit = _unit(argv[-1])
+            server, label = "systemd", f"{unit} (systemd)"
+        elif cmd.name == "docker" and len(argv) > 1 and argv[1] == "run":
+            container = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--name"), None)
+            ports = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-p", "--publish")]
+            if ports:
+                m = re.match(r"(?:[\d.]+:)?(\d+):\d+", ports[0])
+                port = int(m.group(1)) if m else None
+            if not ports and container is None:
+                return None
+            server, label = "docker", f"container {container or argv[-1]}"
+        elif (cmd.name == "docker" and "compose" in argv and "up" in argv[argv.index("compose"):]) or (
+                cmd.name == "docker-compose" and "up" in argv):
+            project = self.compose_project(cmd, where)
+            server, container = "compose", f"compose:{project}" if project else "compose"
+            label = f"docker compose ({project})" if project else "docker compose"
+        else:
+            found = self.w.catalog.match(cmd)
+            if found is None:
+                return None
+            server, label, port = found.kind.name, found.kind.label, found.port
+            bind, gpus, log = found.bind, found.gpus, found.log_file
+            guessed = found.port_source == "default"
+        launch = Launch(
+            event=ev.index, server=server, label=label, host=where, port=port, bind=bind, gpus=gpus,
+            log_file=log, unit=unit, container=container, argv=list(argv), command_position=cmd.position,
+            task_id=ev.task_id if ev.background else None,
+            detail=f"launches {label}" + (f" on {where}:{port}" if port else f" on {where}"),
+        )
+        inst = self.instance(launch)
+        launch.instance = inst
+        fi = self.w._add(launch)
+        if guessed:
+            self.guessed_port.add(fi)
+        self.w.instances[inst].launches.append(ev.index)
+        self.w._edge(f"event:{ev.index}", f"instance:{inst}", "launches", fi)
+        if launch.task_id:
+            self.by_task[launch.task_id] = inst
+            self.task_launch[launch.task_id] = launch
+        return fi
+
+    def start(self, fi: int, still_running: bool = False) -> None:
+        """A launch that ran: its process is live. Launched over a live starting or ready process
+        of the same identity, it is a duplicate; else the instance is starting.
+
+        Declarative launches reconcile: ``systemctl start`` of an active unit and ``docker compose
+        up`` of a running stack change nothing (or recreate what changed), so they are duplicates
+        only while an earlier ``up`` of the stack is itself still running (``still_running``: this
+        call's ``up`` goes on in the background)."""
+        launch = self.w.facts[fi]
+        assert isinstance(launch, Launch) and launch.instance
+        inst = launch.instance
+        lives = self.live.setdefault(inst, [])
+        state = self.live_state(inst, launch.event)
+        if launch.server == "compose":
+            ups = self.open_ups.setdefault(inst, {})
+            # one collision per still-running up: later ups that meet only ups already collided
+            # with repeat that failure, they are not new ones
+            # an attached up still running is the stack in the foreground: a detached `up -d`
+            # reconciles against it (recreates a service); a second attached up fights it
+            detached = _detached_up(launch.argv)
+            fresh = [u for u in ups if u not in self.collided
+                     and not (detached and not _detached_up(self.w.facts[u].argv))]  # type: ignore[union-attr]
+            if fresh:
+                self.collided.add(max(fresh))
+                launch.duplicate_of = self.w.facts[max(fresh)].event
+                self.w._edge(f"event:{launch.event}", f"event:{launch.duplicate_of}", "conflicts-with", fi)
+            else:
+                self.w._change(inst, "starting", fi, f"launched ({launch.label})")
+            if still_running:
+                ups[fi] = launch.task_id
+            lives.append(fi)
+            self.touch(inst)
+            return
+        rivals = [lf for lf in lives if not self.apart(lf, fi)]
+        if rivals and state in ("starting", "ready") and launch.server != "systemd":
+            launch.duplicate_of = self.w.facts[rivals[-1]].event
+            self.w._edge(f"event:{launch.event}", f"event:{launch.duplicate_of}", "conflicts-with", fi)
+        else:
+            launched = self.w.instances[inst].launches  # appended by the walk, so in timeline order
+            k = bisect_left(launched, launch.event)
+            if k:
+                self.w._edge(f"event:{launch.event}", f"event:{launched[k - 1]}", "replaces", fi)
+            self.w._change(inst, "starting", fi, f"launched ({launch.label})")
+        lives.append(fi)
+        self.touch(inst)
+
+    def outcomes(self, ev: ToolEvent, script: ShellScript, launches: list[tuple[SimpleCommand, int]],
+                 kills: list[tuple[Kill, killsem.KillVerdict]], probes: list[SimpleCommand]) -> None:
+        """Apply one shell call in command order: which launches ran, kills, launches and their own
+        failures, then probes; what the output observed outranks what the process model predicts."""
+        output = ev.output or ""
+        # the output is read for jobs and PIDs only when a launch or a self-kill needs them
+        dead = dead_jobs(output) if launches or kills else []
+        stopper = next((v for _, v in kills if v.self_kill is not None and v.reached), None)
+        model_wrong = False
+        if stopper is not None:
+            later = [c for c in script.commands if _skipped(stopper, c, script)]
+            # a shell killed by a signal cannot exit 0: the exit status is an observation too
+            # …and so is a status other than the signal's when the kill was the last command
+            survived = not later and ev.exit_code is not None and stopper.expected_exit is not None \
+                and ev.exit_code != stopper.expected_exit
+            shown = bool(later) and _observed_ran(later, output, dead)
+            if shown or (later and ev.exit_code == 0) or survived:
+                model_wrong = True
+                di = self.w._add(ModelDisagreement(
+                    event=ev.index,
+                    predicted=f"`{' '.join(stopper.command.argv)}` hits its own shell, so the commands "
+                              "after it never run",
+                    observed="the output shows commands after it ran" if shown else f"the command exited {ev.exit_code}",
+                    shown_by_output=shown,
+                    detail="the process model predicted a self-kill, but the output shows later commands "
+                           "ran; the observed outcome is used"))
+                self.w.notes.append(f"event {ev.index}: {self.w.facts[di].detail}")
+        for cmd, fi in launches:
+            launch = self.w.facts[fi]
+            assert isinstance(launch, Launch)
+            if stopper is not None and not model_wrong and _skipped(stopper, cmd, script):
+                launch.ran = False
+            elif _not_found(cmd, script, output):
+                launch.ran = False
+                launch.detail += " (never ran: command not found)"
+        ran = [(c, fi) for c, fi in launches if self.w.facts[fi].ran]  # type: ignore[union-attr]
+        echoed = _echoed_pids(script, ran, output) if ran else {}
+        for fi, pid in echoed.items():
+            self.w.facts[fi].pid = pid  # type: ignore[union-attr]
+        pids = pids_in(output) if ran and not echoed else []
+        if pids and len(ran) == 1:
+            self.w.facts[ran[0][1]].pid = pids[-1]  # type: ignore[union-attr]
+        elif pids and len(pids) == len(ran):  # "prefill PID 1 / decode PID 2": one echo per launch
+            for (_, fi), pid in zip(ran, pids, strict=True):
+                self.w.facts[fi].pid = pid  # type: ignore[union-attr]
+        steps: list[tuple[int, int, str]] = []
+        for i, (k, v) in enumerate(kills):
+            if v.reached or model_wrong:
+                steps.append((k.command_position, i, "kill"))
+            else:
+                k.notes.append("never ran: an earlier kill took down the shell that would run it")
+                self.w._add(k)
+        steps += [(c.position, i, "launch") for i, (c, _) in enumerate(ran)]
+        if not ev.background:  # a harness-backgrounded call's output is the harness's note, not the probe's answer
+            steps += [(c.position, i, "probe") for i, c in enumerate(probes)]
+        for _, ref, what in sorted(steps):
+            if what == "kill":
+                self.apply_kill(kills[ref][0])
+            elif what == "launch":
+                cmd, fi = ran[ref]
+                self.start(fi, still_running=ev.background or (cmd.background and not any(
+                    k.command_position > cmd.position for k, _ in kills)))
+                self.launch_outcome(ev, script, cmd, fi, dead)
+            else:
+                self.probe_or_log(ev, probes[ref], probes[ref].host or "local")
+
+    def launch_outcome(self, ev: ToolEvent, script: ShellScript, cmd: SimpleCommand, fi: int,
+                       dead: list[DeadJob]) -> None:
+        """What this call's output says about one of its launches: killed at once, a failure
+        line, a foreground exit code, or (for a background tool call) its first log lines."""
+        launch = self.w.facts[fi]
+        assert isinstance(launch, Launch) and launch.instance
+        output = ev.output or ""
+        job = next((d for d in dead if any(_same_command(d.command, c) for c in _lineage(cmd, script))), None)
+        if job is not None:
+            self.fail_launch(ev, launch, fi, "killed", f"{job.pid} {job.how}  {job.command}")
+            return
+        fail = self.w.catalog.failure_line(launch.server, output) if ev.output is not None else None
+        if fail and not dead_jobs(fail):
+            self.fail_launch(ev, launch, fi, failure_reason(fail), fail)
+            return
+        if not cmd.background and ev.output is not None and ev.exit_code not in (None, 0):
+            self.fail_launch(ev, launch, fi, "exit", f"exit code {ev.exit_code}")
+            return
+        if ev.background and not cmd.background and not self.w.catalog.detaches(launch.server, cmd) and not (
+                launch.server in _DETACHED_SERVERS and _detached(cmd, launch)):
+            self.task_bound.add(fi)
+        if ev.background and output:
+            self.log_evidence(ev, launch.instance, launch, output)
+        elif _returned_in_foreground(ev, cmd, launch) and not self.w.catalog.detaches(launch.server, cmd):
+            # the tool call came back, so a server run in the foreground ended with it (an
+            # interrupt, a harness timeout, the user's Ctrl-C): it is not serving any more
+            xi = self.w._add(Kill(event=ev.index, mechanism="command-returned", text=" ".join(cmd.argv[:6]),
+                                  command_position=cmd.position,
+                                  detail=f"the {launch.label} ran in the foreground and ended with the command"))
+            self.ended(launch.instance, fi, "stopped", xi, "it ran in the foreground; the command returned")
+
+    def fail_launch(self, ev: ToolEvent, launch: Launch, fi: int, reason: str, quote: str) -> None:
+        inst = launch.instance
+        assert inst is not None
+        if reason == "address-in-use" and launch.duplicate_of is None and not self.held_by_log(inst, fi):
+            launch.collided = quote.strip()  # nothing this log started holds the port: someone else's server
+        xi = self.w._add(Failure(event=ev.index, instance=inst, reason=reason, quote=quote, launch_event=launch.event,
+                                 detail=f"the {launch.label} launched here died: {quote}"))
+        self.w._edge(f"event:{ev.index}", f"instance:{inst}", "reports-failure", xi)
+        self.ended(inst, fi, "failed", xi, quote)
+
+    def held_by_log(self, inst: str, fi: int) -> bool:
+        """Whether a launch of this log other than ``fi`` may still hold the instance's port: one
+        believed running, or one on the same port whose end the log never showed."""
+        if any(lf != fi for lf in self.live.get(inst, [])):
+            return True
+        port = self.w.instances[inst].port
+        return port is not None and any(lf != fi and self.w.instances[k].port == port
+                                        for k, lives in self.live.items() for lf in lives)
+
+    def ended(self, inst: str, fi: int, state: State, xi: int, why: str) -> None:
+        """Launch ``fi`` is over. The instance takes ``state`` when nothing else of it is believed
+        running; else, if this launch had made it ``starting``, what the others do is unknown."""
+        lives = self.live.get(inst, [])
+        if fi in lives:
+            lives.remove(fi)
+        history = self.w.instances[inst].history
+        if not lives:
+            self.w._change(inst, state, xi, why)
+        elif history and history[-1].fact == fi and history[-1].state == "starting":
+            self.w._change(inst, "unknown", xi, f"{why}; the earlier launch's state is not known")

@@ -1,0 +1,117 @@
+"""Steps for user and agent messages: instructions, readiness said in words, corrections."""
+
+from __future__ import annotations
+
+from analyzer.events import AssistantEvent, UserEvent
+from analyzer.lifecycle.build._util import (
+    _PASTED,
+    _SERVER_WORDS,
+    _STATE_TALK,
+    _TYPED_LENGTH,
+    _kind_matches,
+    _unit,
+)
+from analyzer.lifecycle.build.base import WalkBase
+from analyzer.lifecycle.facts import (
+    Correction,
+    Instruction,
+    Kill,
+    Launch,
+    Ready,
+)
+from analyzer.lifecycle.language import MessageReading, Target, read_message
+from analyzer.lifecycle.probes import (
+    norm_host,
+)
+
+
+class MessageSteps(WalkBase):
+    """Steps for user and agent messages: instructions, readiness said in words, corrections."""
+
+    def targets(self, targets: tuple[Target, ...], r: MessageReading, entity_fallback: bool = True) -> list[str]:
+        """Instances the targets of one intent refer to. A bare "it"/"the server" is the instance
+        most recently touched; a target naming nothing falls back to the message's own entities."""
+        found: list[str] = []
+        for t in targets or (Target(),):
+            ports, hosts, kinds, units = t.ports, t.hosts, t.kinds, t.units
+            if t.unspecified:
+                # a bare "it" in a message that names a port elsewhere means that port; kinds are
+                # weaker ("Streamlit Cloud" is not the local streamlit), so only users' count
+                ports, hosts, units = r.ports, r.hosts, r.units
+                kinds = r.kinds if entity_fallback else ()
+            if not (ports or hosts or kinds or units):
+                cur = self.current()
+                matches = [cur] if cur else []
+            else:
+                # another project's container is not what "the docker"/"the db" of this session means
+                matches = [key for key, inst in self.w.instances.items() if inst.owner != "other"
+                           and (not ports or inst.port in ports)
+                           and (not hosts or any(norm_host(h, "local") == inst.host for h in hosts))
+                           and (not kinds or any(_kind_matches(k, inst) for k in kinds))
+                           and (not units or (inst.unit is not None and _unit(inst.unit) in map(_unit, units)))]
+            found += [m for m in matches if m not in found]
+        return found
+
+    def on_user(self, ev: UserEvent) -> None:
+        r = read_message(ev.text)
+        if not r.intents:
+            return
+        if r.has("ready") and not r.has("question"):
+            quote = r.quote("ready")
+            for inst in self.targets(r.targets.get("ready", ()), r):  # type: ignore[call-overload]
+                fi = self.w._add(Ready(event=ev.index, instance=inst, source="user", strength="medium",
+                                       quote=quote, detail=f"the user says it is ready: {quote!r}"))
+                self.w._change(inst, "ready", fi, "the user said it is ready")
+                self.w._edge(f"event:{ev.index}", f"instance:{inst}", "asserts-ready", fi)
+        for action in ("launch", "stop", "restart", "hold"):
+            if not r.has(action):
+                continue
+            targets = r.targets.get(action, ())  # type: ignore[call-overload]
+            named = any(not t.unspecified for t in targets)
+            insts = self.targets(targets, r) if named or r.ports or r.kinds or r.units else []
+            text = ", ".join(t.text for t in targets if t.text) or "unspecified"
+            fi = self.w._add(Instruction(event=ev.index, action=action, targets=insts, target_text=text,
+                                         quote=r.quote(action), detail=f"the user asks to {action} {text}"))
+            for inst in insts:
+                self.w._edge(f"instance:{inst}", f"event:{ev.index}", "requested-by", fi)
+        if r.has("correction") and self.about_server_state(ev.text, r):
+            corrected = self.last_action(ev.index)
+            quote = r.quote("correction") or ev.text.strip()[:200]
+            fi = self.w._add(Correction(event=ev.index, quote=quote, corrects=corrected,
+                                        instance=self.current(), detail=f"the user corrects the agent: {quote!r}"))
+            if corrected is not None:
+                self.w._edge(f"event:{ev.index}", f"event:{corrected}", "corrects", fi)
+
+    def about_server_state(self, text: str, r: MessageReading) -> bool:
+        """Whether a correction can be about what the agent believes of a server: the agent has
+        launched, killed or announced one; the message is no pasted prompt, spec or report; and it
+        names a server or speaks of one's state ("already running", "you killed it")."""
+        if not self.w.instances:
+            return False  # nothing the agent did to a server yet: the first message, a task prompt
+        if r.truncated or len(text) > _TYPED_LENGTH or _PASTED.match(text):
+            return False  # a pasted document: its "don't …" and "why …" are the document's
+        if r.ports or r.kinds or r.units or r.hosts:
+            return True
+        return _STATE_TALK.search(text) is not None
+
+    def last_action(self, before: int) -> int | None:
+        acts = [f.event for f in self.w.facts if isinstance(f, Launch | Kill) and f.event < before]
+        return acts[-1] if acts else None
+
+    def on_agent(self, ev: AssistantEvent) -> None:
+        if not ev.text or len(ev.text) > 4000:
+            return  # long write-ups mix plans, history and claims; their readiness words mislead
+        r = read_message(ev.text, documents=False)  # its lists are its claims, not a pasted spec
+        if not r.has("ready") or r.has("question") or r.has("not_ready"):
+            return
+        quote = r.quote("ready")
+        targets = r.targets.get("ready", ())  # type: ignore[call-overload]
+        # agents write long messages about many things: only the claim's own words count
+        if not any(not t.unspecified for t in targets) and not _SERVER_WORDS.search(quote):
+            return  # "reviewers can access it": a claim about something, not clearly a server here
+        for inst in self.targets(targets, r, entity_fallback=False):
+            fi = self.w._add(Ready(event=ev.index, instance=inst, source="agent", strength="weak",
+                                   quote=quote, detail=f"the agent says it is up: {quote!r}"))
+            if self.live_state(inst, ev.index) in ("starting", "unknown"):
+                self.w._change(inst, "ready", fi, "the agent said it is up")
+            self.w._edge(f"event:{ev.index}", f"instance:{inst}", "asserts-ready", fi)

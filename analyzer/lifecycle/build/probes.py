@@ -1,0 +1,196 @@
+"""Steps for probes and listings: HTTP and port checks, port listers and their PIDs, process
+listings, a server's own log lines."""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+from analyzer.events import Event, ToolEvent
+from analyzer.lifecycle.build._util import (
+    _ALIVE_ONLY,
+    _BIND_SECONDS,
+    _CONNECTING,
+    _LOG_READERS,
+    _SERVER_PID,
+    _compose_ps,
+    _compose_rows,
+    _unit,
+)
+from analyzer.lifecycle.build.base import WalkBase
+from analyzer.lifecycle.containers import (
+    container_rows,
+)
+from analyzer.lifecycle.facts import (
+    Failure,
+    Launch,
+    ModelDisagreement,
+    Probe,
+    Ready,
+)
+from analyzer.lifecycle.probes import (
+    failure_reason,
+    listeners,
+    probe_of,
+)
+from analyzer.shell.model import SimpleCommand
+
+
+class ProbeSteps(WalkBase):
+    """Steps for probes and listings: HTTP and port checks, port listers and their PIDs, process"""
+
+    def probe_or_log(self, ev: ToolEvent, cmd: SimpleCommand, where: str) -> None:
+        argv = cmd.effective_argv
+        if cmd.name == "systemctl" and len(argv) >= 3 and argv[1] in ("status", "is-active"):
+            unit = _unit(argv[-1])
+            out = ev.output or ""
+            answered = True if re.search(r"active \(running\)|^active$", out, re.M) else (
+                False if re.search(r"inactive|failed|dead", out) else None)
+            for inst in self.find(host=where, unit=unit):
+                self.probe(ev, inst, "systemctl", unit, answered)
+            return
+        if cmd.name in ("pgrep", "ps") and ev.output:
+            self.process_listing(ev, where, ev.output)
+            return
+        if _compose_ps(argv) and ev.output is not None and not ev.truncated and ev.exit_code in (None, 0):
+            stack = self.stack_key(cmd, where)
+            if not _compose_rows(ev.output):
+                self.compose_empty(ev, stack)
+            elif running := [r for r in container_rows(ev.output) if r.status.startswith("Up")]:
+                self.compose_running(stack)
+                self.published_over(ev, stack, running)
+            return
+        if cmd.name in ("ss", "netstat", "lsof") and ev.output and not ev.background:
+            self.bind_pids(ev, cmd, where)  # `netstat -ano | findstr :8080` names the port in another command
+        p = probe_of(cmd, ev.output, ev.exit_code, where)
+        if p is not None and p.port is not None:
+            insts = self.find(host=p.host, port=p.port) or self.find(host="*", port=p.port)
+            if not insts:
+                # a unit or container whose port the launch did not show: the probe teaches it
+                portless = [k for k, lives in self.live.items()
+                            if lives and self.w.instances[k].host == p.host and self.w.instances[k].port is None]
+                if len(portless) == 1:
+                    self.w.instances[portless[0]].port = p.port
+                    insts = portless
+            for inst in insts[:1]:
+                self.probe(ev, inst, p.method, p.target, p.answered)
+            return
+        if cmd.name in _LOG_READERS and ev.output:
+            files = {a for a in argv[1:] if "/" in a or a.endswith(".log") or a.endswith(".txt")}
+            for key, lives in self.live.items():
+                for fi in lives:
+                    launch = self.w.facts[fi]
+                    assert isinstance(launch, Launch)
+                    if launch.log_file and launch.host == where and (
+                        launch.log_file in files or PurePosixPath(launch.log_file).name in
+                        {PurePosixPath(f).name for f in files}
+                    ):
+                        self.log_evidence(ev, key, launch, ev.output)
+
+    def bind_pids(self, ev: ToolEvent, cmd: SimpleCommand, where: str) -> None:
+        """A port lister's output names the PID listening on a port (``netstat -ano``, ``ss -p``,
+        ``lsof -i``, ``lsof -ti :PORT``): the running launch on that port is that process, so a
+        later ``kill PID`` / ``taskkill /PID`` hits exactly it."""
+        found = listeners(ev.output)
+        out = (ev.output or "").split()
+        # a lister that names the port itself is already a probe of it (``probe_of``)
+        named = re.search(r":\d{2,5}\b", " ".join(cmd.effective_argv)) is not None
+        if not found and cmd.name == "lsof" and any(a.startswith("-") and not a.startswith("--") and "t" in a
+                                                    for a in cmd.effective_argv[1:]) and out and all(w.isdigit() for w in out):
+            asked = re.search(r":(\d{2,5})\b", " ".join(cmd.effective_argv))
+            found = {int(asked.group(1)): {int(w) for w in out}} if asked else {}
+        for port, pids in found.items():
+            if len(pids) != 1:
+                continue  # a forking server's workers, or two listeners: which one is whose is not shown
+            for inst in self.find(host=where, port=port):
+                lives = self.live.get(inst, [])
+                if not lives:
+                    continue
+                launch = self.w.facts[lives[-1]]
+                assert isinstance(launch, Launch)
+                pid = next(iter(pids))
+                if not named and launch.pid in (None, pid) and self.find(host=where, port=port) == [inst]:
+                    self.probe(ev, inst, "port-list", f"PID {pid} listening on :{port}", True)
+                if launch.pid is None:
+                    launch.pid = next(iter(pids))
+                    launch.detail += f" (PID {launch.pid}, as `{' '.join(cmd.argv)}` at event {ev.index} shows)"
+
+    def process_listing(self, ev: ToolEvent, where: str, output: str) -> None:
+        """``pgrep -af``/``ps aux`` output names the server processes that are alive. One the world
+        thought killed is the process model being wrong: observation wins, and it is recorded."""
+        lines = output.splitlines()
+        listed: dict[tuple[str, int | None], bool] = {}  # relaunches repeat the same argv and port
+        launches: list[Launch] = list(self.w._of(Launch))
+        for fact in launches:
+            if fact.host != where or not fact.ran or not fact.argv:
+                continue
+            joined = " ".join(fact.argv)
+            shown = listed.get((joined, fact.port))
+            if shown is None:
+                port = re.compile(rf"[ =:]{fact.port}\b") if fact.port else None
+                shown = listed[(joined, fact.port)] = any(
+                    joined in ln or (port and joined[:60] in ln and port.search(ln)) for ln in lines)
+            if not shown:
+                continue
+            inst = fact.instance
+            assert inst is not None
+            fi = self.w._position(fact)
+            lives = self.live.setdefault(inst, [])
+            if fi not in lives:
+                if any(f.launch_event == fact.event for f in self.w._of(Failure)):
+                    continue  # that launch died on its own; a listed twin is another launch
+                di = self.w._add(ModelDisagreement(
+                    event=ev.index, instance=inst, predicted=f"the {fact.label} launched at event {fact.event} was killed",
+                    observed="a process listing shows it still running",
+                    detail=f"{self.w.instances[inst].name} is still running although a kill was predicted to hit it"))
+                self.w.notes.append(f"event {ev.index}: {self.w.facts[di].detail}")
+                lives.append(fi)
+                before = [c.state for c in self.w.instances[inst].history if c.event < fact.event + 1]
+                restored = "ready" if any(f.instance == inst and f.event > fact.event and f.event < ev.index
+                                          for f in self.w._of(Ready)) else (before[-1] if before else "unknown")
+                self.w._change(inst, restored if restored in ("ready", "starting") else "unknown", di,
+                               "still running after the kill (process listing)")
+            self.probe(ev, inst, "process-list", f"process {fact.pid or ''} {joined[:60]}".strip(), True)
+
+    def probe(self, ev: ToolEvent, inst: str, method: str, target: str, answered: bool | None) -> None:
+        fi = self.w._add(Probe(event=ev.index, instance=inst, method=method, target=target, answered=answered,
+                               detail=f"{method} probe of {target}: "
+                                      + {True: "answered", False: "no answer", None: "unclear"}[answered]))
+        self.w._edge(f"event:{ev.index}", f"instance:{inst}", "probes", fi)
+        self.touch(inst)
+        state = self.live_state(inst, ev.index)
+        if answered and method not in _ALIVE_ONLY and state in ("starting", "unknown", "failed"):
+            ri = self.w._add(Ready(event=ev.index, instance=inst, source="probe", strength="strong", quote=target,
+                                   detail=f"{target} answered"))
+            self.w._change(inst, "ready", ri, f"probe {target} answered")
+            self.w._edge(f"event:{ev.index}", f"instance:{inst}", "asserts-ready", ri)
+        elif answered is False and state == "starting" and method in _CONNECTING and not self.slow_to_listen(inst) \
+                and self.waited(ev, inst) >= _BIND_SECONDS:
+            # nothing listens where it should, well after the launch: a dev server or API binds its
+            # port within seconds, so it died unseen; a relaunch now is not known to collide with it
+            self.w._change(inst, "unknown", fi, f"probe {target} got no answer while it was starting")
+        elif answered is False and state == "ready" and method != "task-poll":
+            xi = self.w._add(Failure(event=ev.index, instance=inst, reason="refused", quote=target,
+                                     detail=f"{target} did not answer"))
+            self.w._change(inst, "failed", xi, f"probe {target} got no answer")
+            self.w._edge(f"event:{ev.index}", f"instance:{inst}", "reports-failure", xi)
+
+    def log_evidence(self, ev: Event, inst: str, launch: Launch | None, text: str) -> None:
+        kind = launch.server if launch else None
+        if launch and launch.log_file and f"{launch.log_file}:" in text:
+            # grep over several logs prefixes each line with its file: read only this log's lines
+            text = "\n".join(ln for ln in text.splitlines() if ln.startswith(f"{launch.log_file}:"))
+        if launch is not None and launch.pid is None and (own := _SERVER_PID.search(text)):
+            launch.pid = int(own.group(1) or own.group(2))  # the server names its own process
+        fail = self.w.catalog.failure_line(kind, text)
+        ready = self.w.catalog.ready_line(kind, text)
+        if fail:
+            fi = self.w._add(Failure(event=ev.index, instance=inst, reason=failure_reason(fail), quote=fail,
+                                     detail=f"its log shows: {fail}"))
+            self.w._change(inst, "failed", fi, f"log: {fail}")
+            self.w._edge(f"event:{ev.index}", f"instance:{inst}", "reports-failure", fi)
+        elif ready:
+            fi = self.w._add(Ready(event=ev.index, instance=inst, source="log", strength="strong", quote=ready,
+                                   detail=f"its log says: {ready}"))
+            self.w._change(inst, "ready", fi, f"log: {ready}")
+            self.w._edge(f"event:{ev.index}", f"instance:{inst}", "asserts-ready", fi)

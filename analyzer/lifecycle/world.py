@@ -143,7 +143,7 @@ class World:
     """Everything the lifecycle stage learned about a session.
 
     The queries below are indexed: each index is built on first use and extended as facts are
-    appended (``_add``), so a rule asking once per kill or per event stays linear in the session.
+    appended (``record``), so a rule asking once per kill or per event stays linear in the session.
     ``facts`` is append-only; the builder never removes or replaces a fact."""
 
     session: Session
@@ -388,9 +388,10 @@ class World:
                 return msg
         return None
 
-    # -- building ------------------------------------------------------------------------------
+    # -- recording: what the builder calls; rules only read -------------------------------------
 
-    def _add(self, fact: Fact) -> int:
+    def record(self, fact: Fact) -> int:
+        """Append ``fact`` (the builder's; rules only read) and return its index in ``facts``."""
         self.facts.append(fact)
         idx = len(self.facts) - 1
         self._positions[id(fact)] = idx
@@ -404,14 +405,16 @@ class World:
             self._graph.add_node(node, type="event", index=fact.event)
         return idx
 
-    def _position(self, fact: Fact) -> int:
+    def position(self, fact: Fact) -> int:
         """The index of ``fact`` in ``facts`` (``facts.index`` without comparing every fact)."""
         idx = self._positions.get(id(fact))
         if idx is not None and idx < len(self.facts) and self.facts[idx] is fact:
             return idx
         return self.facts.index(fact)
 
-    def _edge(self, src: str, dst: str, relation: Relation, fact: int | None = None) -> None:
+    def link(self, src: str, dst: str, relation: Relation, fact: int | None = None) -> None:
+        """Tie graph nodes ``src`` and ``dst`` (``event:12``, ``instance:local:8000``) by ``relation``,
+        with the fact that is the evidence (the builder's; rules read ``graph``)."""
         for node in (src, dst):
             if node not in self._nodes:
                 kind, _, ident = node.partition(":")
@@ -429,7 +432,9 @@ class World:
         if self._graph is not None:
             self._graph.add_edge(src, dst, key=relation, relation=relation, fact=fact)
 
-    def _change(self, instance: str, state: State, fact: int, reason: str) -> None:
+    def change_state(self, instance: str, state: State, fact: int, reason: str) -> None:
+        """Append a state change of ``instance`` with fact ``fact`` as its evidence (the builder's);
+        a change to the state it is already in is no change."""
         inst = self.instances[instance]
         event = self.facts[fact].event
         if inst.history and inst.history[-1].state == state:

@@ -16,12 +16,8 @@ from analyzer.lifecycle.containers import (
     ContainerLedger,
     ContainerRow,
 )
-from analyzer.lifecycle.facts import (
-    Kill,
-    Launch,
-    State,
-)
-from analyzer.lifecycle.world import Instance, World
+from analyzer.lifecycle.facts import Fact, Kill, Launch, State
+from analyzer.lifecycle.world import Instance, Relation, World
 from analyzer.shell import kill as killsem
 from analyzer.shell.model import ShellScript, SimpleCommand
 from analyzer.shell.platform import infer_platform
@@ -70,6 +66,15 @@ class WalkBase:
         self.open_ups: dict[str, dict[int, str | None]] = {}
         """instance id -> compose ``up`` invocations still running (launch fact -> its task id):
         a harness-backgrounded or ``&``-backgrounded ``up`` runs on until its task ends."""
+
+    def state_from(self, fact: Fact, state: State, reason: str, relation: Relation) -> int:
+        """Record ``fact`` as the evidence that its instance is now ``state`` (``reason`` in words)
+        and tie its event to the instance by ``relation``; the fact's index."""
+        assert fact.instance is not None
+        fi = self.w.record(fact)
+        self.w.change_state(fact.instance, state, fi, reason)
+        self.w.link(f"event:{fact.event}", f"instance:{fact.instance}", relation, fi)
+        return fi
 
     def touch(self, inst: str) -> None:
         if inst in self.recent:

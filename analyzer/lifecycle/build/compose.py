@@ -114,4 +114,4 @@ class ComposeSteps(WalkBase):
         if up.overlaps:
             up.duplicate_of = up.overlaps[0][1]
             for _, prior in up.overlaps:
-                self.w._edge(f"event:{up.event}", f"event:{prior}", "conflicts-with", self.w._position(up))
+                self.w.link(f"event:{up.event}", f"event:{prior}", "conflicts-with", self.w.position(up))

@@ -187,7 +187,7 @@ class KillSteps(WalkBase):
         return out
 
     def apply_kill(self, kill: Kill) -> None:
-        fi = self.w._add(kill)
+        fi = self.w.record(kill)
         if (stack := self.stack_stops.pop(id(kill), None)) is not None:
             # `docker compose down|stop|kill` of the whole stack: an attached `up` whose containers
             # were seen running exits with them. (One still building has no container to lose: it
@@ -203,16 +203,16 @@ class KillSteps(WalkBase):
                     self.ended(stack, lf, "stopped", fi, f"{kill.text} stops every service")
         for inst in self.maybe_hit.pop(id(kill), []):
             if self.live_state(inst, kill.event) in ("starting", "ready"):
-                self.w._change(inst, "unknown", fi, f"`{kill.text}` may have stopped the process its script runs")
+                self.w.change_state(inst, "unknown", fi, f"`{kill.text}` may have stopped the process its script runs")
         for vic in kill.victims:
             if vic.instance is None:
                 continue
-            self.w._edge(f"event:{kill.event}", f"instance:{vic.instance}", "kills", fi)
-            self.w._edge(f"instance:{vic.instance}", f"event:{kill.event}", "matched-by-kill", fi)
+            self.w.link(f"event:{kill.event}", f"instance:{vic.instance}", "kills", fi)
+            self.w.link(f"instance:{vic.instance}", f"event:{kill.event}", "matched-by-kill", fi)
             lives = self.live.get(vic.instance, [])
             for lf in list(lives):
                 launch = self.w.facts[lf]
                 if isinstance(launch, Launch) and (vic.launch_event is None or launch.event == vic.launch_event):
                     lives.remove(lf)
             if not lives:
-                self.w._change(vic.instance, "stopped", fi, f"killed by {kill.text}")
+                self.w.change_state(vic.instance, "stopped", fi, f"killed by {kill.text}")

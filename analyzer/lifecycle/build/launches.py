@@ -111,11 +111,11 @@ class LaunchSteps(WalkBase):
         )
         inst = self.instance(launch)
         launch.instance = inst
-        fi = self.w._add(launch)
+        fi = self.w.record(launch)
         if guessed:
             self.guessed_port.add(fi)
         self.w.instances[inst].launches.append(ev.index)
-        self.w._edge(f"event:{ev.index}", f"instance:{inst}", "launches", fi)
+        self.w.link(f"event:{ev.index}", f"instance:{inst}", "launches", fi)
         if launch.task_id:
             self.by_task[launch.task_id] = inst
             self.task_launch[launch.task_id] = launch
@@ -146,9 +146,9 @@ class LaunchSteps(WalkBase):
             if fresh:
                 self.collided.add(max(fresh))
                 launch.duplicate_of = self.w.facts[max(fresh)].event
-                self.w._edge(f"event:{launch.event}", f"event:{launch.duplicate_of}", "conflicts-with", fi)
+                self.w.link(f"event:{launch.event}", f"event:{launch.duplicate_of}", "conflicts-with", fi)
             else:
-                self.w._change(inst, "starting", fi, f"launched ({launch.label})")
+                self.w.change_state(inst, "starting", fi, f"launched ({launch.label})")
             if still_running:
                 ups[fi] = launch.task_id
             lives.append(fi)
@@ -157,13 +157,13 @@ class LaunchSteps(WalkBase):
         rivals = [lf for lf in lives if not self.apart(lf, fi)]
         if rivals and state in ("starting", "ready") and launch.server != "systemd":
             launch.duplicate_of = self.w.facts[rivals[-1]].event
-            self.w._edge(f"event:{launch.event}", f"event:{launch.duplicate_of}", "conflicts-with", fi)
+            self.w.link(f"event:{launch.event}", f"event:{launch.duplicate_of}", "conflicts-with", fi)
         else:
             launched = self.w.instances[inst].launches  # appended by the walk, so in timeline order
             k = bisect_left(launched, launch.event)
             if k:
-                self.w._edge(f"event:{launch.event}", f"event:{launched[k - 1]}", "replaces", fi)
-            self.w._change(inst, "starting", fi, f"launched ({launch.label})")
+                self.w.link(f"event:{launch.event}", f"event:{launched[k - 1]}", "replaces", fi)
+            self.w.change_state(inst, "starting", fi, f"launched ({launch.label})")
         lives.append(fi)
         self.touch(inst)
 
@@ -185,7 +185,7 @@ class LaunchSteps(WalkBase):
             shown = bool(later) and _observed_ran(later, output, dead)
             if shown or (later and ev.exit_code == 0) or survived:
                 model_wrong = True
-                di = self.w._add(ModelDisagreement(
+                di = self.w.record(ModelDisagreement(
                     event=ev.index,
                     predicted=f"`{' '.join(stopper.command.argv)}` hits its own shell, so the commands "
                               "after it never run",
@@ -218,7 +218,7 @@ class LaunchSteps(WalkBase):
                 steps.append((k.command_position, i, "kill"))
             else:
                 k.notes.append("never ran: an earlier kill took down the shell that would run it")
-                self.w._add(k)
+                self.w.record(k)
         steps += [(c.position, i, "launch") for i, (c, _) in enumerate(ran)]
         if not ev.background:  # a harness-backgrounded call's output is the harness's note, not the probe's answer
             steps += [(c.position, i, "probe") for i, c in enumerate(probes)]
@@ -259,7 +259,7 @@ class LaunchSteps(WalkBase):
         elif _returned_in_foreground(ev, cmd, launch) and not self.w.catalog.detaches(launch.server, cmd):
             # the tool call came back, so a server run in the foreground ended with it (an
             # interrupt, a harness timeout, the user's Ctrl-C): it is not serving any more
-            xi = self.w._add(Kill(event=ev.index, mechanism="command-returned", text=" ".join(cmd.argv[:6]),
+            xi = self.w.record(Kill(event=ev.index, mechanism="command-returned", text=" ".join(cmd.argv[:6]),
                                   command_position=cmd.position,
                                   detail=f"the {launch.label} ran in the foreground and ended with the command"))
             self.ended(launch.instance, fi, "stopped", xi, "it ran in the foreground; the command returned")
@@ -269,9 +269,9 @@ class LaunchSteps(WalkBase):
         assert inst is not None
         if reason == "address-in-use" and launch.duplicate_of is None and not self.held_by_log(inst, fi):
             launch.collided = quote.strip()  # nothing this log started holds the port: someone else's server
-        xi = self.w._add(Failure(event=ev.index, instance=inst, reason=reason, quote=quote, launch_event=launch.event,
+        xi = self.w.record(Failure(event=ev.index, instance=inst, reason=reason, quote=quote, launch_event=launch.event,
                                  detail=f"the {launch.label} launched here died: {quote}"))
-        self.w._edge(f"event:{ev.index}", f"instance:{inst}", "reports-failure", xi)
+        self.w.link(f"event:{ev.index}", f"instance:{inst}", "reports-failure", xi)
         self.ended(inst, fi, "failed", xi, quote)
 
     def held_by_log(self, inst: str, fi: int) -> bool:
@@ -291,6 +291,6 @@ class LaunchSteps(WalkBase):
             lives.remove(fi)
         history = self.w.instances[inst].history
         if not lives:
-            self.w._change(inst, state, xi, why)
+            self.w.change_state(inst, state, xi, why)
         elif history and history[-1].fact == fi and history[-1].state == "starting":
-            self.w._change(inst, "unknown", xi, f"{why}; the earlier launch's state is not known")
+            self.w.change_state(inst, "unknown", xi, f"{why}; the earlier launch's state is not known")

@@ -59,10 +59,8 @@ class MessageSteps(WalkBase):
         if r.has("ready") and not r.has("question"):
             quote = r.quote("ready")
             for inst in self.targets(r.targets.get("ready", ()), r):  # type: ignore[call-overload]
-                fi = self.w._add(Ready(event=ev.index, instance=inst, source="user", strength="medium",
-                                       quote=quote, detail=f"the user says it is ready: {quote!r}"))
-                self.w._change(inst, "ready", fi, "the user said it is ready")
-                self.w._edge(f"event:{ev.index}", f"instance:{inst}", "asserts-ready", fi)
+                fi = self.state_from(Ready(event=ev.index, instance=inst, source="user", strength="medium",
+                                       quote=quote, detail=f"the user says it is ready: {quote!r}"), "ready", "the user said it is ready", "asserts-ready")
         for action in ("launch", "stop", "restart", "hold"):
             if not r.has(action):
                 continue
@@ -70,17 +68,17 @@ class MessageSteps(WalkBase):
             named = any(not t.unspecified for t in targets)
             insts = self.targets(targets, r) if named or r.ports or r.kinds or r.units else []
             text = ", ".join(t.text for t in targets if t.text) or "unspecified"
-            fi = self.w._add(Instruction(event=ev.index, action=action, targets=insts, target_text=text,
+            fi = self.w.record(Instruction(event=ev.index, action=action, targets=insts, target_text=text,
                                          quote=r.quote(action), detail=f"the user asks to {action} {text}"))
             for inst in insts:
-                self.w._edge(f"instance:{inst}", f"event:{ev.index}", "requested-by", fi)
+                self.w.link(f"instance:{inst}", f"event:{ev.index}", "requested-by", fi)
         if r.has("correction") and self.about_server_state(ev.text, r):
             corrected = self.last_action(ev.index)
             quote = r.quote("correction") or ev.text.strip()[:200]
-            fi = self.w._add(Correction(event=ev.index, quote=quote, corrects=corrected,
+            fi = self.w.record(Correction(event=ev.index, quote=quote, corrects=corrected,
                                         instance=self.current(), detail=f"the user corrects the agent: {quote!r}"))
             if corrected is not None:
-                self.w._edge(f"event:{ev.index}", f"event:{corrected}", "corrects", fi)
+                self.w.link(f"event:{ev.index}", f"event:{corrected}", "corrects", fi)
 
     def about_server_state(self, text: str, r: MessageReading) -> bool:
         """Whether a correction can be about what the agent believes of a server: the agent has
@@ -110,8 +108,8 @@ class MessageSteps(WalkBase):
         if not any(not t.unspecified for t in targets) and not _SERVER_WORDS.search(quote):
             return  # "reviewers can access it": a claim about something, not clearly a server here
         for inst in self.targets(targets, r, entity_fallback=False):
-            fi = self.w._add(Ready(event=ev.index, instance=inst, source="agent", strength="weak",
+            fi = self.w.record(Ready(event=ev.index, instance=inst, source="agent", strength="weak",
                                    quote=quote, detail=f"the agent says it is up: {quote!r}"))
             if self.live_state(inst, ev.index) in ("starting", "unknown"):
-                self.w._change(inst, "ready", fi, "the agent said it is up")
-            self.w._edge(f"event:{ev.index}", f"instance:{inst}", "asserts-ready", fi)
+                self.w.change_state(inst, "ready", fi, "the agent said it is up")
+            self.w.link(f"event:{ev.index}", f"instance:{inst}", "asserts-ready", fi)

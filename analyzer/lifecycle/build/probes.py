@@ -134,12 +134,12 @@ class ProbeSteps(WalkBase):
                 continue
             inst = fact.instance
             assert inst is not None
-            fi = self.w._position(fact)
+            fi = self.w.position(fact)
             lives = self.live.setdefault(inst, [])
             if fi not in lives:
                 if any(f.launch_event == fact.event for f in self.w._of(Failure)):
                     continue  # that launch died on its own; a listed twin is another launch
-                di = self.w._add(ModelDisagreement(
+                di = self.w.record(ModelDisagreement(
                     event=ev.index, instance=inst, predicted=f"the {fact.label} launched at event {fact.event} was killed",
                     observed="a process listing shows it still running",
                     detail=f"{self.w.instances[inst].name} is still running although a kill was predicted to hit it"))
@@ -148,32 +148,28 @@ class ProbeSteps(WalkBase):
                 before = [c.state for c in self.w.instances[inst].history if c.event < fact.event + 1]
                 restored = "ready" if any(f.instance == inst and f.event > fact.event and f.event < ev.index
                                           for f in self.w._of(Ready)) else (before[-1] if before else "unknown")
-                self.w._change(inst, restored if restored in ("ready", "starting") else "unknown", di,
+                self.w.change_state(inst, restored if restored in ("ready", "starting") else "unknown", di,
                                "still running after the kill (process listing)")
             self.probe(ev, inst, "process-list", f"process {fact.pid or ''} {joined[:60]}".strip(), True)
 
     def probe(self, ev: ToolEvent, inst: str, method: str, target: str, answered: bool | None) -> None:
-        fi = self.w._add(Probe(event=ev.index, instance=inst, method=method, target=target, answered=answered,
+        fi = self.w.record(Probe(event=ev.index, instance=inst, method=method, target=target, answered=answered,
                                detail=f"{method} probe of {target}: "
                                       + {True: "answered", False: "no answer", None: "unclear"}[answered]))
-        self.w._edge(f"event:{ev.index}", f"instance:{inst}", "probes", fi)
+        self.w.link(f"event:{ev.index}", f"instance:{inst}", "probes", fi)
         self.touch(inst)
         state = self.live_state(inst, ev.index)
         if answered and method not in _ALIVE_ONLY and state in ("starting", "unknown", "failed"):
-            ri = self.w._add(Ready(event=ev.index, instance=inst, source="probe", strength="strong", quote=target,
-                                   detail=f"{target} answered"))
-            self.w._change(inst, "ready", ri, f"probe {target} answered")
-            self.w._edge(f"event:{ev.index}", f"instance:{inst}", "asserts-ready", ri)
+            self.state_from(Ready(event=ev.index, instance=inst, source="probe", strength="strong", quote=target,
+                                   detail=f"{target} answered"), "ready", f"probe {target} answered", "asserts-ready")
         elif answered is False and state == "starting" and method in _CONNECTING and not self.slow_to_listen(inst) \
                 and self.waited(ev, inst) >= _BIND_SECONDS:
             # nothing listens where it should, well after the launch: a dev server or API binds its
             # port within seconds, so it died unseen; a relaunch now is not known to collide with it
-            self.w._change(inst, "unknown", fi, f"probe {target} got no answer while it was starting")
+            self.w.change_state(inst, "unknown", fi, f"probe {target} got no answer while it was starting")
         elif answered is False and state == "ready" and method != "task-poll":
-            xi = self.w._add(Failure(event=ev.index, instance=inst, reason="refused", quote=target,
-                                     detail=f"{target} did not answer"))
-            self.w._change(inst, "failed", xi, f"probe {target} got no answer")
-            self.w._edge(f"event:{ev.index}", f"instance:{inst}", "reports-failure", xi)
+            self.state_from(Failure(event=ev.index, instance=inst, reason="refused", quote=target,
+                                     detail=f"{target} did not answer"), "failed", f"probe {target} got no answer", "reports-failure")
 
     def log_evidence(self, ev: Event, inst: str, launch: Launch | None, text: str) -> None:
         kind = launch.server if launch else None
@@ -185,12 +181,8 @@ class ProbeSteps(WalkBase):
         fail = self.w.catalog.failure_line(kind, text)
         ready = self.w.catalog.ready_line(kind, text)
         if fail:
-            fi = self.w._add(Failure(event=ev.index, instance=inst, reason=failure_reason(fail), quote=fail,
-                                     detail=f"its log shows: {fail}"))
-            self.w._change(inst, "failed", fi, f"log: {fail}")
-            self.w._edge(f"event:{ev.index}", f"instance:{inst}", "reports-failure", fi)
+            self.state_from(Failure(event=ev.index, instance=inst, reason=failure_reason(fail), quote=fail,
+                                     detail=f"its log shows: {fail}"), "failed", f"log: {fail}", "reports-failure")
         elif ready:
-            fi = self.w._add(Ready(event=ev.index, instance=inst, source="log", strength="strong", quote=ready,
-                                   detail=f"its log says: {ready}"))
-            self.w._change(inst, "ready", fi, f"log: {ready}")
-            self.w._edge(f"event:{ev.index}", f"instance:{inst}", "asserts-ready", fi)
+            self.state_from(Ready(event=ev.index, instance=inst, source="log", strength="strong", quote=ready,
+                                   detail=f"its log says: {ready}"), "ready", f"log: {ready}", "asserts-ready")

@@ -30,7 +30,7 @@ class TaskSteps(WalkBase):
         if ev.output:
             self.log_evidence(ev, inst, launch, ev.output)
         if ev.exit_code not in (None, 0) and launch is not None:
-            self.fail_launch(ev, launch, self.w._position(launch), "exit", f"exit code {ev.exit_code}")
+            self.fail_launch(ev, launch, self.w.position(launch), "exit", f"exit code {ev.exit_code}")
 
     def launch_of_task(self, task_id: str) -> Launch | None:
         return self.task_launch.get(task_id)  # Launch facts are only made by ``launch_of``
@@ -61,28 +61,28 @@ class TaskSteps(WalkBase):
         if inst is None or launch is None:
             return
         lives = self.live.get(inst, [])
-        fi = self.w._position(launch)
+        fi = self.w.position(launch)
         if fi not in lives:
             return  # already stopped by the agent: the notification is the echo of that kill
         if (ev.status or "") == "killed":
             # stopped from outside the agent's calls (the harness restarting, the user): not a crash
-            xi = self.w._add(Kill(event=ev.index, mechanism="task-killed", text=f"task {ev.task_id}",
+            xi = self.w.record(Kill(event=ev.index, mechanism="task-killed", text=f"task {ev.task_id}",
                                   detail=f"background task {ev.task_id} running the {launch.label} was stopped"))
             lives.remove(fi)
             if not lives:
-                self.w._change(inst, "stopped", xi, f"task {ev.task_id} was stopped")
+                self.w.change_state(inst, "stopped", xi, f"task {ev.task_id} was stopped")
         elif ev.exit_code not in (None, 0) or (ev.status or "") == "failed":
-            xi = self.w._add(Failure(event=ev.index, instance=inst, reason="exit", launch_event=launch.event,
+            xi = self.w.record(Failure(event=ev.index, instance=inst, reason="exit", launch_event=launch.event,
                                      quote=ev.text[:200] or f"exit code {ev.exit_code}",
                                      detail=f"background task {ev.task_id} ended with exit code {ev.exit_code}"))
             lives.remove(fi)
-            self.w._edge(f"event:{ev.index}", f"instance:{inst}", "reports-failure", xi)
+            self.w.link(f"event:{ev.index}", f"instance:{inst}", "reports-failure", xi)
             if not lives:
-                self.w._change(inst, "failed", xi, f"task {ev.task_id} exited {ev.exit_code}")
+                self.w.change_state(inst, "failed", xi, f"task {ev.task_id} exited {ev.exit_code}")
         elif fi in self.task_bound and (ev.status or "") in ("completed", "") and ev.exit_code is not None:
             # the task's shell ran the server in its foreground: the task is over, so is the server
-            xi = self.w._add(Kill(event=ev.index, mechanism="task-ended", text=f"task {ev.task_id}",
+            xi = self.w.record(Kill(event=ev.index, mechanism="task-ended", text=f"task {ev.task_id}",
                                   detail=f"background task {ev.task_id} running the {launch.label} completed"))
             lives.remove(fi)
             if not lives:
-                self.w._change(inst, "stopped", xi, f"task {ev.task_id} completed")
+                self.w.change_state(inst, "stopped", xi, f"task {ev.task_id} completed")

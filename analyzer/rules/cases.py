@@ -50,7 +50,7 @@ class Case:
 
 
 @dataclass
-class Failure:
+class CaseFailure:
     file: str
     line: int
     message: str
@@ -68,7 +68,7 @@ class CaseReport:
     fp: int = 0
     fn: int = 0
     todo: list[str] = field(default_factory=list)
-    failures: list[Failure] = field(default_factory=list)
+    failures: list[CaseFailure] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -120,17 +120,17 @@ def run_cases(rule_cls: type[Rule], path: Path, options: dict[str, Any] | None =
     try:
         declared, cases = read_cases(path)
     except IngestError as exc:
-        report.failures.append(Failure(str(path), exc.line or 1, exc.reason))
+        report.failures.append(CaseFailure(str(path), exc.line or 1, exc.reason))
         return report
     name = rule_cls.name
     if declared != name:
-        report.failures.append(Failure(str(path), 1, f"the file is for rule {declared!r}, not {name!r}"))
+        report.failures.append(CaseFailure(str(path), 1, f"the file is for rule {declared!r}, not {name!r}"))
     fires = quiet = False
     for case in cases:
         report.cases += 1
         marks = [e.marks for e in case.session.events]
         if not any(name in (*m.expect, *m.ok, *m.todo_expect, *m.todo_ok) for m in marks):
-            report.failures.append(Failure(str(path), case.line, f"{case.name}: no event is marked "
+            report.failures.append(CaseFailure(str(path), case.line, f"{case.name}: no event is marked "
                                            f"expect/ok/todo-expect/todo-ok for {name}"))
         fires = fires or any(name in m.expect for m in marks)
         quiet = quiet or any(name in m.ok for m in marks)
@@ -138,15 +138,15 @@ def run_cases(rule_cls: type[Rule], path: Path, options: dict[str, Any] | None =
             rule = rule_cls(options={**(options or {}), **case.options})
             found = findings_for(rule, case.session)
         except Exception as exc:
-            report.failures.append(Failure(str(path), case.line, f"{case.name}: the rule crashed: "
+            report.failures.append(CaseFailure(str(path), case.line, f"{case.name}: the rule crashed: "
                                                                  f"{type(exc).__name__}: {exc}"))
             continue
         _compare(report, path, case, name, found)
     if require_both and cases:
         if not fires:
-            report.failures.append(Failure(str(path), 1, f"no case where {name} must fire (`expect: {name}`)"))
+            report.failures.append(CaseFailure(str(path), 1, f"no case where {name} must fire (`expect: {name}`)"))
         if not quiet:
-            report.failures.append(Failure(str(path), 1, f"no case where {name} must stay quiet (`ok: {name}`)"))
+            report.failures.append(CaseFailure(str(path), 1, f"no case where {name} must stay quiet (`ok: {name}`)"))
     return report
 
 
@@ -163,7 +163,7 @@ def _compare(report: CaseReport, path: Path, case: Case, name: str, found: list[
                 report.tp += 1
             else:
                 report.fn += 1
-                report.failures.append(Failure(str(path), line, f"{case.name}: expected {name} here; it did not fire"))
+                report.failures.append(CaseFailure(str(path), line, f"{case.name}: expected {name} here; it did not fire"))
         elif name in marks.todo_expect:
             if fired:
                 report.todo.append(f"{path}:{line}: {case.name}: todo-expect now fires: mark it expect")
@@ -176,6 +176,6 @@ def _compare(report: CaseReport, path: Path, case: Case, name: str, found: list[
             report.fp += 1
             why = "marked ok" if name in marks.ok else "not marked expect"
             msg = hits[ev.index][0].message
-            report.failures.append(Failure(str(path), line, f"{case.name}: {name} fired here ({why}): {msg}"))
+            report.failures.append(CaseFailure(str(path), line, f"{case.name}: {name} fired here ({why}): {msg}"))
         elif name in marks.todo_ok:
             report.todo.append(f"{path}:{line}: {case.name}: todo-ok no longer fires: mark it ok")

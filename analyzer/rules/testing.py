@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from analyzer.rules.cases import CaseReport, Failure, run_cases
+from analyzer.rules.cases import CaseFailure, CaseReport, run_cases
 from analyzer.rules.loader import LoadedRule, RuleSet, load_folder, load_rules
 
 
@@ -49,7 +49,7 @@ def check_rule_cases(rule: LoadedRule, require_both: bool = True) -> CaseReport:
     one firing (``expect``) and one quiet (``ok``) case."""
     if not rule.cases_file.is_file():
         report = CaseReport(rule=rule.cls.name, file=str(rule.cases_file))
-        report.failures.append(Failure(str(rule.cases_file), 1,
+        report.failures.append(CaseFailure(str(rule.cases_file), 1,
                                        f"no cases file beside {rule.file} (`analyzer rules new` writes one)"))
         return report
     return run_cases(rule.cls, rule.cases_file, require_both=require_both)

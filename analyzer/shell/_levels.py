@@ -17,7 +17,7 @@ Bounds (each one makes the level ``truncated``, keeping what it can, never ``ok`
   bytes parsed in all (2,000 unclosed heredocs made 240 parses);
 - nesting: lists deeper than ``_treesitter.MAX_DEPTH`` are read flat by ``_lexical``.
 
-Results are cached per distinct text and shared: never mutate a ``Level``.
+Results are cached per distinct text and shared: never mutate a ``ParsedLevel``.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True, slots=True)
-class Level:
+class ParsedLevel:
     seq: Seq
     status: ParseStatus
     parser: str
@@ -54,11 +54,11 @@ def sanitize(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text) if not text.isascii() else text
 
 
-def parse_level_uncached(text: str) -> Level:
+def parse_level_uncached(text: str) -> ParsedLevel:
     try:
         return _parse(text)
     except RecursionError:
-        return Level(Seq(), "failed", "none", ("nesting too deep to parse",))
+        return ParsedLevel(Seq(), "failed", "none", ("nesting too deep to parse",))
 
 
 # nested scripts repeat across commands (the same `ssh h '…'` string, the same script file); a
@@ -67,7 +67,7 @@ def parse_level_uncached(text: str) -> Level:
 parse_level = functools.lru_cache(maxsize=2048)(parse_level_uncached)
 
 
-def _parse(text: str) -> Level:
+def _parse(text: str) -> ParsedLevel:
     notes: list[str] = []
     work = sanitize(text)
     truncated = False
@@ -140,7 +140,7 @@ def _parse(text: str) -> Level:
     if not work.strip() or (work.lstrip().startswith("#") and "\n" not in work.strip()):
         return _done(Seq(), status, "tree-sitter", notes, None)
     notes.append("nothing usable could be parsed")
-    return Level(Seq(), "failed", "none", tuple(notes))
+    return ParsedLevel(Seq(), "failed", "none", tuple(notes))
 
 
 def _bounded_parse(text: str) -> _treesitter.TsResult | None:
@@ -156,10 +156,10 @@ def _worse(status: ParseStatus, other: ParseStatus, truncated: bool = False) -> 
     return "truncated" if truncated or "truncated" in (status, other) else other
 
 
-def _done(seq: Seq, status: ParseStatus, parser: str, notes: list[str], cut_at: int | None) -> Level:
+def _done(seq: Seq, status: ParseStatus, parser: str, notes: list[str], cut_at: int | None) -> ParsedLevel:
     if cut_at is not None:
         _drop_cut_command(seq, cut_at, notes)
-    return Level(seq, status, parser, tuple(notes))
+    return ParsedLevel(seq, status, parser, tuple(notes))
 
 
 def _commands(node: Node) -> list[Cmd]:

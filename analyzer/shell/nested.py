@@ -57,7 +57,7 @@ class Plan:
 
 
 @dataclass(slots=True)
-class Analysis:
+class NestedCommands:
     plans: list[Plan] = field(default_factory=list)
     script_path: str | None = None
     """For ``bash serve.sh``, ``./serve.sh``, ``source env.sh``: the file it runs."""
@@ -73,10 +73,10 @@ def _span(words: list[Word]) -> tuple[int, int] | None:
     return (words[0].start, words[-1].end) if words else None
 
 
-def analyze(argv: list[str], words: list[Word], stdin: str | None, stdin_via: Via) -> Analysis:
+def analyze(argv: list[str], words: list[Word], stdin: str | None, stdin_via: Via) -> NestedCommands:
     """``argv``: the effective argv (wrappers stripped); ``words``: the same words with offsets;
     ``stdin``: text fed to the command (heredoc, here-string, ``cat <<EOF |``)."""
-    out = Analysis()
+    out = NestedCommands()
     if not argv:
         return out
     prog = argv[0]
@@ -108,7 +108,7 @@ def analyze(argv: list[str], words: list[Word], stdin: str | None, stdin_via: Vi
     return out
 
 
-def _shell(argv: list[str], words: list[Word], stdin: str | None, stdin_via: Via, out: Analysis) -> None:
+def _shell(argv: list[str], words: list[Word], stdin: str | None, stdin_via: Via, out: NestedCommands) -> None:
     n = len(argv)
     i = 1
     c_flag = s_flag = False
@@ -142,7 +142,7 @@ def _shell(argv: list[str], words: list[Word], stdin: str | None, stdin_via: Via
         out.plans.append(Plan(via=stdin_via, text=stdin, frame=tuple(argv)))  # span: the whole command
 
 
-def _ssh(argv: list[str], words: list[Word], stdin: str | None, out: Analysis) -> None:
+def _ssh(argv: list[str], words: list[Word], stdin: str | None, out: NestedCommands) -> None:
     n = len(argv)
     i = 1
     no_command = False
@@ -181,7 +181,7 @@ def _ssh(argv: list[str], words: list[Word], stdin: str | None, out: Analysis) -
 _WINDOWS_SHELLS = frozenset({"cmd", "cmd.exe", "powershell", "powershell.exe", "pwsh", "pwsh.exe"})
 
 
-def _windows_shell(argv: list[str], words: list[Word], out: Analysis) -> None:
+def _windows_shell(argv: list[str], words: list[Word], out: NestedCommands) -> None:
     """``cmd /c npm run dev`` and ``powershell -Command "Stop-Process -Name node"``: the rest of the
     line is a command of its own (read with the same grammar: the simple commands agents pass
     this way parse alike)."""
@@ -196,7 +196,7 @@ def _windows_shell(argv: list[str], words: list[Word], out: Analysis) -> None:
             return
 
 
-def _su(argv: list[str], words: list[Word], out: Analysis) -> None:
+def _su(argv: list[str], words: list[Word], out: NestedCommands) -> None:
     n = len(argv)
     for i in range(1, n):
         a = argv[i]
@@ -213,7 +213,7 @@ def _su(argv: list[str], words: list[Word], out: Analysis) -> None:
             return
 
 
-def _watch(argv: list[str], words: list[Word], out: Analysis) -> None:
+def _watch(argv: list[str], words: list[Word], out: NestedCommands) -> None:
     flags: list[str] = []
     j = _getopt(argv, 1, "nq", frozenset({"--interval", "--equexit"}),
                 on_flag=lambda o, v: flags.append(o))
@@ -237,7 +237,7 @@ _TMUX_NEW = {
 _ENTER = {"Enter", "C-m", "KPEnter", "C-j"}
 
 
-def _tmux(argv: list[str], words: list[Word], out: Analysis) -> None:
+def _tmux(argv: list[str], words: list[Word], out: NestedCommands) -> None:
     i = _getopt(argv, 1, "LSfTc")
     # several commands may be chained with `;` (written `\;` or ';')
     start = i
@@ -248,7 +248,7 @@ def _tmux(argv: list[str], words: list[Word], out: Analysis) -> None:
             start = k + 1
 
 
-def _tmux_command(argv: list[str], words: list[Word], out: Analysis) -> None:
+def _tmux_command(argv: list[str], words: list[Word], out: NestedCommands) -> None:
     cmd = argv[0]
     if cmd in _TMUX_NEW:
         with_arg, detached = _TMUX_NEW[cmd]
@@ -285,7 +285,7 @@ def _tmux_command(argv: list[str], words: list[Word], out: Analysis) -> None:
             out.plans.append(plan)
 
 
-def _screen_stuff(argv: list[str], words: list[Word], out: Analysis) -> None:
+def _screen_stuff(argv: list[str], words: list[Word], out: NestedCommands) -> None:
     for i in range(1, len(argv) - 2):
         if argv[i] == "-X" and argv[i + 1] == "stuff":
             raw = argv[i + 2]
@@ -305,7 +305,7 @@ _COMPOSE_GLOBAL_LONG = frozenset({"--file", "--project-name", "--project-directo
                                   "--profile", "--ansi", "--progress", "--parallel"})
 
 
-def _docker(argv: list[str], words: list[Word], out: Analysis) -> None:
+def _docker(argv: list[str], words: list[Word], out: NestedCommands) -> None:
     n = len(argv)
     compose = basename(argv[0]) == "docker-compose"
     i = _getopt(argv, 1, _DOCKER_GLOBAL, _DOCKER_GLOBAL_LONG)
@@ -336,7 +336,7 @@ def _docker(argv: list[str], words: list[Word], out: Analysis) -> None:
                           env=env, detach=bool(detach), span=_span(words[j + 1 :])))
 
 
-def _kubectl(argv: list[str], words: list[Word], out: Analysis) -> None:
+def _kubectl(argv: list[str], words: list[Word], out: NestedCommands) -> None:
     n = len(argv)
     long_with_arg = frozenset({"--namespace", "--context", "--kubeconfig", "--cluster", "--user", "--server",
                                "--token", "--request-timeout", "--container", "--filename",

@@ -14,7 +14,7 @@ baseline = "analyzer-baseline.json"           # accepted findings (``check --wri
 duplicate-launch = "low"                      # a rule or a group
 
 [tool.analyzer.options.over-broad-kill]
-generic_names = ["node", "python", "bash", "zsh"]
+flag_generic = false                           # see `analyzer rules explain over-broad-kill`
 
 [tool.analyzer.catalog.my-server]             # a server kind, same keys as catalog.yaml
 programs = ["my-server"]

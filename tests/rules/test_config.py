@@ -121,3 +121,16 @@ def test_a_bad_catalog_entry_is_a_config_error(tmp_path: Path) -> None:
     cfg = Config(catalog={"inferd": {"programs": "inferd", "ready": ["("]}}, source="analyzer.toml")
     with pytest.raises(ConfigError, match=r"^analyzer.toml: \[catalog\] catalog kind 'inferd': "):
         Analyzer(cfg)
+
+
+def test_the_documented_example_config_loads_and_every_rule_accepts_its_options(tmp_path: Path) -> None:
+    import re
+
+    import analyzer.config
+
+    example = re.search(r"```toml\n(.*?)```", analyzer.config.__doc__ or "", re.S)
+    assert example is not None
+    cfg = load_config(write(tmp_path / "pyproject.toml", "[project]\nname = \"x\"\n\n" + example.group(1)))
+    (tmp_path / "my_rules").mkdir()
+    engine = Analyzer(cfg)  # a rule that rejects its options makes this a config error
+    assert not [w for w in engine.warnings if "option" in w.lower()]

@@ -18,7 +18,11 @@ class OverBroadKill(Rule):
         hits, and fires when that includes: the shell running the command (the pattern matches the
         command's own text, so the rest of the command never runs), the relaunch in the same
         command, the agent itself, a local ssh client, or everything with a generic name
-        (``node``, ``python``, ``zsh``) or every GPU process (``fuser -k /dev/nvidia*``).
+        (``node``, ``python``, ``zsh``) or every GPU process (``fuser -k /dev/nvidia*``). A
+        command line every project's instance shares is generic too: ``pkill -f next-server``
+        (Next.js titles every server process so) or ``ps aux | grep "docker compose up"`` hits
+        the same server of every other project on the machine; a pattern that names its own
+        app, port or project (``uvicorn shop.api:app --port 8000``) is scoped.
 
     Why is this bad:
         A kill reaches every process its pattern matches, not the one meant. ``pkill -f`` matches

@@ -65,11 +65,21 @@ _GENERIC_NAMES = (
 )
 
 
+_SHARED_TITLES = (
+    "next-server", "next dev", "next start", "docker compose up", "docker-compose up", "npm run dev", "npm start",
+    "vite", "uvicorn", "gunicorn",
+)
+"""Command lines every project's instance of a tool shares, with nothing naming the project:
+Next.js titles every server process ``next-server``, and a bare ``docker compose up`` or ``npm run
+dev`` is the same text in every folder. A pattern they match whole selects all of them."""
+
+
 def is_generic_pattern(patterns: list[str], *, icase: bool = False, exact: bool = False) -> str | None:
     """The generic program name a pattern selects (``python``, ``node``…), if any: such a kill hits
-    every process of that interpreter, not one server."""
+    every process of that interpreter, not one server; or the shared command line of a tool
+    (``next-server``) that every project's instance has."""
     for pat in patterns:
-        for name in _GENERIC_NAMES:
+        for name in (*_GENERIC_NAMES, *_SHARED_TITLES):
             if ere_span(pat, name, icase=icase, exact=exact) not in (None, False):
                 return name
     return None

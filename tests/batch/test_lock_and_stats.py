@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -76,7 +77,8 @@ def test_a_dependency_written_while_it_is_read_is_read_again_next_run(tmp_path: 
     def load_while_the_agent_writes(path: str, member: str | None) -> list[object]:
         sessions = real(path, member)
         if path.endswith(f"{SGLANG_SID}.jsonl"):
-            os.utime(files["agent"])  # written after the read began: what was read may be half old
+            now = time.time_ns()  # written after the read began: what was read may be half old
+            os.utime(files["agent"], ns=(now, now))  # (the file system's own clock lags by a tick)
         return sessions  # type: ignore[return-value]
 
     monkeypatch.setattr(job, "load_sessions", load_while_the_agent_writes)

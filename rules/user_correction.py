@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from analyzer.lifecycle import Correction, Kill, Launch, World
+from analyzer.lifecycle import Correction, Kill, Launch, Ready, World
 from analyzer.rules import Finding, Rule, Severity, Status
 
 
@@ -18,6 +18,10 @@ class UserCorrection(Rule):
     Why is this bad:
         A correction means the agent acted on a wrong picture of the system. It is the clearest
         sign, in the user's own words, of where a postmortem should look.
+
+        Also flagged: a user report of a server down or broken ("am getting 502 bad gateway")
+        right after the agent's own evidence showed it serving and the agent reported back: the
+        report contradicts the picture the agent gave.
 
     Known false positives:
         Corrections about something other than server state ("no, the other file") when they use
@@ -35,6 +39,16 @@ class UserCorrection(Rule):
             related = [("corrected-action", c.corrects)] if c.corrects is not None else []
             words = " ".join(getattr(world.event(c.event), "text", c.quote).split())
             quoted = words if len(words) <= 70 else words[:69] + "…"
+            if c.disputes is not None and c.instance is not None:
+                ready = next((r for r in world.facts_at(c.disputes) if isinstance(r, Ready)), None)
+                shown = f"the agent's {ready.source}" if ready and ready.source in ("probe", "agent") else "its log"
+                yield self.finding(
+                    world, anchor=c.event, instance=c.instance, related=[("disputed-ready", c.disputes), *related],
+                    message=f"the user reports the {world.instances[c.instance].name} broken after {shown} showed "
+                            f"it serving and the agent reported back: “{quoted}”",
+                    details={"quote": c.quote},
+                )
+                continue
             what = _action(world, c.corrects) if c.corrects is not None else "the agent"
             yield self.finding(
                 world, anchor=c.event, instance=c.instance, related=related,

@@ -189,6 +189,9 @@ class Correction(_Fact):
     quote: str = ""
     corrects: int | None = None
     """The agent event it corrects (the latest lifecycle action before it)."""
+    disputes: int | None = None
+    """The readiness evidence the message contradicts ("am getting 502" right after the agent's
+    probe answered): the event of that ``Ready``, for a report of a server down or broken."""
 
 
 class ModelDisagreement(_Fact):

@@ -64,10 +64,12 @@ _KIND_FAMILY: dict[str, tuple[str, ...]] = {
 
 
 def _kind_matches(kind: str, inst: Instance) -> bool:
-    """A kind the user named (language reader's canonical names) against an instance."""
+    """A kind the user named (language reader's canonical names) against an instance; a compose
+    stack answers to its members' names ("nginx" is the stack whose ``repo-nginx-1`` serves)."""
     if inst.server in _KIND_FAMILY.get(kind, (kind,)):
         return True
-    return kind in (inst.unit or "") or kind in inst.label.lower()
+    return kind in (inst.unit or "") or kind in inst.label.lower() or any(
+        re.search(rf"(?<![a-z0-9]){re.escape(kind)}(?![a-z0-9])", m.lower()) for m in inst.members)
 
 
 def _frame_label(frame: ShellFrame) -> str:

@@ -59,8 +59,9 @@ class MessageSteps(WalkBase):
         if r.has("ready") and not r.has("question"):
             quote = r.quote("ready")
             for inst in self.targets(r.targets.get("ready", ()), r):  # type: ignore[call-overload]
-                fi = self.state_from(Ready(event=ev.index, instance=inst, source="user", strength="medium",
-                                       quote=quote, detail=f"the user says it is ready: {quote!r}"), "ready", "the user said it is ready", "asserts-ready")
+                said = Ready(event=ev.index, instance=inst, source="user", strength="medium", quote=quote,
+                             detail=f"the user says it is ready: {quote!r}")
+                self.state_from(said, "ready", "the user said it is ready", "asserts-ready")
         for action in ("launch", "stop", "restart", "hold"):
             if not r.has(action):
                 continue
@@ -72,13 +73,33 @@ class MessageSteps(WalkBase):
                                          quote=r.quote(action), detail=f"the user asks to {action} {text}"))
             for inst in insts:
                 self.w.link(f"instance:{inst}", f"event:{ev.index}", "requested-by", fi)
-        if r.has("correction") and self.about_server_state(ev.text, r):
+        disputed = self.disputed(ev, r)
+        if (r.has("correction") or disputed) and self.about_server_state(ev.text, r):
             corrected = self.last_action(ev.index)
-            quote = r.quote("correction") or ev.text.strip()[:200]
-            fi = self.w.record(Correction(event=ev.index, quote=quote, corrects=corrected,
-                                        instance=self.current(), detail=f"the user corrects the agent: {quote!r}"))
+            quote = r.quote("correction") or r.quote("not_ready") or ev.text.strip()[:200]
+            fi = self.w.record(Correction(
+                event=ev.index, quote=quote, corrects=corrected,
+                instance=disputed.instance if disputed and not r.has("correction") else self.current(),
+                disputes=disputed.event if disputed and not r.has("correction") else None,
+                detail=f"the user corrects the agent: {quote!r}"))
             if corrected is not None:
                 self.w.link(f"event:{ev.index}", f"event:{corrected}", "corrects", fi)
+
+    def disputed(self, ev: UserEvent, r: MessageReading) -> Ready | None:
+        """The readiness a user message contradicts: it says a server is down or broken ("am
+        getting 502 bad gateway") that the world holds ready on the agent's evidence, after the
+        agent presented its results, whatever words the message uses."""
+        if not r.has("not_ready") or r.has("question"):
+            return None
+        targets = r.targets.get("not_ready", ())  # type: ignore[call-overload]
+        for inst in self.targets(targets, r):
+            if self.live_state(inst, ev.index) != "ready":
+                continue
+            ready = self.w.ready_signals(inst, ev.index)
+            if ready and ready[-1].source != "user" and any(
+                    isinstance(e, AssistantEvent) for e in self.w.session.events[ready[-1].event + 1 : ev.index]):
+                return ready[-1]
+        return None
 
     def about_server_state(self, text: str, r: MessageReading) -> bool:
         """Whether a correction can be about what the agent believes of a server: the agent has

@@ -160,16 +160,18 @@ class ProbeSteps(WalkBase):
         self.touch(inst)
         state = self.live_state(inst, ev.index)
         if answered and method not in _ALIVE_ONLY and state in ("starting", "unknown", "failed"):
-            self.state_from(Ready(event=ev.index, instance=inst, source="probe", strength="strong", quote=target,
-                                   detail=f"{target} answered"), "ready", f"probe {target} answered", "asserts-ready")
+            self.state_from(
+                Ready(event=ev.index, instance=inst, source="probe", strength="strong", quote=target, detail=f"{target} answered"),
+                "ready", f"probe {target} answered", "asserts-ready")
         elif answered is False and state == "starting" and method in _CONNECTING and not self.slow_to_listen(inst) \
                 and self.waited(ev, inst) >= _BIND_SECONDS:
             # nothing listens where it should, well after the launch: a dev server or API binds its
             # port within seconds, so it died unseen; a relaunch now is not known to collide with it
             self.w.change_state(inst, "unknown", fi, f"probe {target} got no answer while it was starting")
         elif answered is False and state == "ready" and method != "task-poll":
-            self.state_from(Failure(event=ev.index, instance=inst, reason="refused", quote=target,
-                                     detail=f"{target} did not answer"), "failed", f"probe {target} got no answer", "reports-failure")
+            self.state_from(
+                Failure(event=ev.index, instance=inst, reason="refused", quote=target, detail=f"{target} did not answer"),
+                "failed", f"probe {target} got no answer", "reports-failure")
 
     def log_evidence(self, ev: Event, inst: str, launch: Launch | None, text: str) -> None:
         kind = launch.server if launch else None
@@ -181,8 +183,10 @@ class ProbeSteps(WalkBase):
         fail = self.w.catalog.failure_line(kind, text)
         ready = self.w.catalog.ready_line(kind, text)
         if fail:
-            self.state_from(Failure(event=ev.index, instance=inst, reason=failure_reason(fail), quote=fail,
-                                     detail=f"its log shows: {fail}"), "failed", f"log: {fail}", "reports-failure")
+            self.state_from(
+                Failure(event=ev.index, instance=inst, reason=failure_reason(fail), quote=fail, detail=f"its log shows: {fail}"),
+                "failed", f"log: {fail}", "reports-failure")
         elif ready:
-            self.state_from(Ready(event=ev.index, instance=inst, source="log", strength="strong", quote=ready,
-                                   detail=f"its log says: {ready}"), "ready", f"log: {ready}", "asserts-ready")
+            self.state_from(
+                Ready(event=ev.index, instance=inst, source="log", strength="strong", quote=ready, detail=f"its log says: {ready}"),
+                "ready", f"log: {ready}", "asserts-ready")

@@ -186,6 +186,8 @@ def opener(words: Words, clause: Clause, ends_q: bool, first: bool) -> str | Non
     if w in P.QUESTION_AUX:
         if w in ("will", "would", "can", "could") and not ends_q:
             return None
+        if not ends_q and not (w2 in P.QUESTION_SUBJECTS or words.is_entity(i + 1)):
+            return None  # "am getting 502 bad gateway": chat that drops its "I", not an inversion
         return "plain"
     if w in P.WH_WORDS:
         if w == "when" and not (ends_q and first):

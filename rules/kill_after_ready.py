@@ -5,7 +5,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 
-from analyzer.lifecycle import Ready, World
+from analyzer.lifecycle import Launch, Ready, World
 from analyzer.rules import Finding, Rule, Severity, Status
 
 
@@ -62,6 +62,9 @@ class KillAfterReady(Rule):
                 related = [("ready-signal", handed.event)]
                 if victim.launch_event is not None:
                     related.append(("launch", victim.launch_event))
+                    launch = next((la for la in world.facts_about(Launch, inst) if la.event == victim.launch_event), None)
+                    if victim.matched == "pid" and launch is not None and launch.pid_event is not None:
+                        related.append(("pid-shown", launch.pid_event))  # where the log tied that PID to it
                 yield self.finding(
                     world, anchor=kill.event, instance=inst, related=related,
                     message=f"kills the {name} after {who}, with no instruction to stop it",

@@ -22,7 +22,8 @@ class OverBroadKill(Rule):
         command line every project's instance shares is generic too: ``pkill -f next-server``
         (Next.js titles every server process so) or ``ps aux | grep "docker compose up"`` hits
         the same server of every other project on the machine; a pattern that names its own
-        app, port or project (``uvicorn shop.api:app --port 8000``) is scoped.
+        app, port or project (``uvicorn shop.api:app --port 8000``) is scoped, and so is a bare
+        program name an agent kills its own one server by (``pkill -f uvicorn``).
 
     Why is this bad:
         A kill reaches every process its pattern matches, not the one meant. ``pkill -f`` matches

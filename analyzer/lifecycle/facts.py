@@ -42,6 +42,8 @@ class Launch(_Fact):
     """Where its output goes."""
     pid: int | None = None
     """Process id when the output shows it (``PID: 123``, ``[1] 123``)."""
+    pid_event: int | None = None
+    """The event whose output bound ``pid`` (the launch's own echo, a port lister, its log)."""
     task_id: str | None = None
     """The harness's background task id."""
     unit: str | None = None

@@ -109,3 +109,23 @@ def test_bang_of_a_backgrounded_subshell_or_pipeline_is_not_the_server(tmp_path:
 """)
     assert [k.victims for k in kills(w)] == [[]]
     assert [la.pid for la in launches(w)] == [None, None]
+
+
+def test_a_kill_after_ready_by_pid_points_at_the_line_that_bound_the_pid(tmp_path: Path) -> None:
+    from analyzer import analyze
+
+    f = tmp_path / "k.session.yaml"
+    f.write_text("""\
+events:
+  - user: start the API on port 8000
+  - bash: nohup uvicorn shop.api:app --port 8000 > /tmp/api.log 2>&1 &
+  - bash: curl -sf localhost:8000/health
+    output: '{"status": "ok"}'
+  - user: works, thanks. I'm clicking through it now
+  - bash: lsof -ti :8000
+    output: "48213"
+  - bash: kill -9 48213
+""")
+    (finding,) = [x for x in analyze(f).findings if x.rule == "kill-after-ready"]
+    assert [(r.role, r.index) for r in finding.related] == [("ready-signal", 3), ("launch", 1), ("pid-shown", 4)]
+    assert [la.pid_event for la in launches(build_world(load(f)))] == [4]

@@ -205,13 +205,13 @@ class LaunchSteps(WalkBase):
         ran = [(c, fi) for c, fi in launches if self.w.facts[fi].ran]  # type: ignore[union-attr]
         echoed = _echoed_pids(script, ran, output) if ran else {}
         for fi, pid in echoed.items():
-            self.w.facts[fi].pid = pid  # type: ignore[union-attr]
+            self.w.facts[fi].pid, self.w.facts[fi].pid_event = pid, ev.index  # type: ignore[union-attr]
         pids = pids_in(output) if ran and not echoed else []
         if pids and len(ran) == 1:
-            self.w.facts[ran[0][1]].pid = pids[-1]  # type: ignore[union-attr]
+            self.w.facts[ran[0][1]].pid, self.w.facts[ran[0][1]].pid_event = pids[-1], ev.index  # type: ignore[union-attr]
         elif pids and len(pids) == len(ran):  # "prefill PID 1 / decode PID 2": one echo per launch
             for (_, fi), pid in zip(ran, pids, strict=True):
-                self.w.facts[fi].pid = pid  # type: ignore[union-attr]
+                self.w.facts[fi].pid, self.w.facts[fi].pid_event = pid, ev.index  # type: ignore[union-attr]
         steps: list[tuple[int, int, str]] = []
         for i, (k, v) in enumerate(kills):
             if v.reached or model_wrong:

@@ -112,7 +112,7 @@ class ProbeSteps(WalkBase):
                 if not named and launch.pid in (None, pid) and self.find(host=where, port=port) == [inst]:
                     self.probe(ev, inst, "port-list", f"PID {pid} listening on :{port}", True)
                 if launch.pid is None:
-                    launch.pid = next(iter(pids))
+                    launch.pid, launch.pid_event = next(iter(pids)), ev.index
                     launch.detail += f" (PID {launch.pid}, as `{' '.join(cmd.argv)}` at event {ev.index} shows)"
 
     def process_listing(self, ev: ToolEvent, where: str, output: str) -> None:
@@ -180,6 +180,7 @@ class ProbeSteps(WalkBase):
             text = "\n".join(ln for ln in text.splitlines() if ln.startswith(f"{launch.log_file}:"))
         if launch is not None and launch.pid is None and (own := _SERVER_PID.search(text)):
             launch.pid = int(own.group(1) or own.group(2))  # the server names its own process
+            launch.pid_event = ev.index
         fail = self.w.catalog.failure_line(kind, text)
         ready = self.w.catalog.ready_line(kind, text)
         if fail:

@@ -65,13 +65,12 @@ _GENERIC_NAMES = (
 )
 
 
-_SHARED_TITLES = (
-    "next-server", "next dev", "next start", "docker compose up", "docker-compose up", "npm run dev", "npm start",
-    "vite", "uvicorn", "gunicorn",
-)
+_SHARED_TITLES = ("next-server", "docker compose up", "docker-compose up")
 """Command lines every project's instance of a tool shares, with nothing naming the project:
-Next.js titles every server process ``next-server``, and a bare ``docker compose up`` or ``npm run
-dev`` is the same text in every folder. A pattern they match whole selects all of them."""
+Next.js titles every server process ``next-server``, and a bare ``docker compose up`` is the same
+text in every folder's compose CLI. A pattern they match whole selects all of them. (A program
+name an agent kills its own one server by, ``uvicorn`` or ``vite``, is not listed: on a machine
+running one such server the finding would not be one a reader agrees with at once.)"""
 
 
 def is_generic_pattern(patterns: list[str], *, icase: bool = False, exact: bool = False) -> str | None:

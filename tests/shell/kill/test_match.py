@@ -11,8 +11,6 @@ from analyzer.shell.kill.match import is_generic_pattern
     ("python", "python"),
     ("next-server", "next-server"),          # Next.js titles every server process so
     ("docker compose up", "docker compose up"),
-    ("npm run dev", "npm run dev"),
-    ("uvicorn", "uvicorn"),
 ])
 def test_patterns_every_project_shares_are_generic(pattern: str, selects: str) -> None:
     assert is_generic_pattern([pattern]) == selects
@@ -24,6 +22,7 @@ def test_patterns_every_project_shares_are_generic(pattern: str, selects: str) -
     "uvicorn shop.api:app --port 8000",      # names its own app
     "docker compose -p billing up",
     "launch_server.*3000[01]",
+    "uvicorn",                               # the agent's own one server, by its program name
 ])
 def test_patterns_naming_their_own_server_are_not(pattern: str) -> None:
     assert is_generic_pattern([pattern]) is None

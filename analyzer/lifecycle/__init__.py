@@ -15,7 +15,9 @@ The names resolve on first use, so importing one submodule does not load the res
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from analyzer._lazy import lazy_exports
 
 if TYPE_CHECKING:  # `X as X`: re-exported for type checkers too
     from analyzer.lifecycle.build import build_world as build_world
@@ -44,12 +46,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        import importlib
-
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'analyzer.lifecycle' has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 __all__ = [

@@ -24,7 +24,7 @@ from analyzer.batch.names import safe_name
 from analyzer.batch.outputs import write_atomic, write_outputs
 from analyzer.batch.progress import Progress
 from analyzer.batch.results import BatchRun, last_activity
-from analyzer.batch.signature import Stat, as_stat, fingerprint, stat_of
+from analyzer.batch.signature import Stat, as_stat, engine_signature, stat_of
 from analyzer.config import Config
 from analyzer.ingest.discover import Found, discover_sessions
 from analyzer.ingest.remote import Listing, RemoteError, RemoteFound, discover_remote, is_url
@@ -300,7 +300,7 @@ def _run_holding(options: BatchOptions, progress: Progress | None, cluster: Dask
         guard_log=str(Path(options.guard_log).resolve()) if options.guard_log else None,
     )
     register_engine(job_options, engine)
-    fp = fingerprint(engine, reports_dir(), {"select": job_options.select, "ignore": job_options.ignore,
+    fp = engine_signature(engine, reports_dir(), {"select": job_options.select, "ignore": job_options.ignore,
                                                "rules_dirs": job_options.rules_dirs,
                                                "guard_log": _log_stamp(job_options.guard_log)})
     cache = Cache.load(out, fp)

@@ -76,7 +76,7 @@ def code_stamp(templates: Path | None) -> dict[str, object]:
     }
 
 
-def fingerprint(engine: Analyzer, templates: Path | None, extra: dict[str, object]) -> str:
+def engine_signature(engine: Analyzer, templates: Path | None, extra: dict[str, object]) -> str:
     """One hash of everything besides the input that findings and reports depend on: the analyzer
     (``code_stamp``), the selected rules' source, the configuration and ``extra`` (command-line
     options)."""

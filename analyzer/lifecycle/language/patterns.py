@@ -79,11 +79,6 @@ RESTART_LEMMAS: Final = frozenset(
     {"restart", "restrat", "re-start", "relaunch", "re-launch", "reboot", "bounce", "redeploy",
      "re-deploy", "respawn"}
 )
-LAUNCH_LEMMAS: Final = frozenset({
-    "launch", "start", "serve", "boot", "run", "deploy", "host", "spin", "bring", "fire", "stand", "kick",
-    "get", "turn",
-})
-
 GENERIC_LEMMAS: Final = frozenset({"run", "deploy", "host"})
 """Verbs that mean launching a server only when their object is plainly a server."""
 NEEDS_OBJECT_LEMMAS: Final = frozenset({"start", "stop", "kill", "kil", "serve", "boot", "terminate", "halt",
@@ -460,8 +455,6 @@ CONDITIONALS: Final = frozenset({
 CLAUSE_BREAKS: Final = frozenset({",", ":", "—", "–", "-", "--", "(", ")", "but", "though", "although",
                                   "however", "because", "cause", "whereas", "otherwise", "except", "then",
                                   "so", "since", "plus"})
-SENTENCE_ENDS: Final = frozenset({".", "!", "?", ";", "…", "...", "?!", "!?", "??", "!!", "?.", "..",
-                                  "!!!"})
 PLURAL_SUBJECTS: Final = frozenset({"i", "we", "you", "they", "u", "both", "all", "these", "those", "things"})
 """Subjects of the base form "work" as a verb ("they work"); after any other word "work" is a noun."""
 CAUSATIVES: Final = frozenset({"make", "makes", "making", "get", "gets", "getting"})

@@ -4,7 +4,6 @@ prefilter that skips commands no server can be in."""
 from __future__ import annotations
 
 import re
-from pathlib import PurePosixPath
 
 from analyzer.events import ToolEvent
 from analyzer.lifecycle.catalog import Catalog, flag_value
@@ -21,6 +20,7 @@ from analyzer.lifecycle.probes import (
 )
 from analyzer.lifecycle.world import Instance
 from analyzer.shell import kill as killsem
+from analyzer.shell.docker import docker_command
 from analyzer.shell.model import ShellFrame, ShellScript, SimpleCommand
 
 _SERVER_WORDS = re.compile(r"\b(?:server|service|endpoint|api|app|it'?s up|is up|running|serving|listening)\b", re.I)
@@ -179,48 +179,16 @@ def _join(cwd: str, path: str) -> str:
 def _docker_verb(argv: list[str]) -> str | None:
     """The verb of a ``docker``/``docker compose``/``docker-compose`` command (``up``, ``ps``,
     ``run``…); ``container ls`` and ``compose ls`` are ``ps`` too. None for other programs."""
-    if not argv:
+    cmd = docker_command(argv)
+    if cmd is None or cmd.verb is None:
         return None
-    prog = PurePosixPath(argv[0]).name
-    if prog not in ("docker", "podman", "docker-compose", "podman-compose"):
-        return None
-    takes = {"-H", "--host", "--context", "-c", "--config", "-l", "--log-level", "-f", "--file", "-p",
-             "--project-name", "--env-file", "--profile", "--project-directory"}
-    i = 1
-    while i < len(argv):
-        a = argv[i]
-        if a in ("compose", "container"):
-            i += 1
-        elif a.startswith("-"):
-            i += 2 if a in takes else 1
-        else:
-            return "ps" if a in ("ps", "ls") else a
-    return None
-
-
-def _run_image(argv: list[str]) -> str | None:
-    """The image of ``docker run [OPTIONS] IMAGE [COMMAND]``: the first word after the options
-    (an option that takes a value is given with ``=`` or is one of the common ones)."""
-    takes = {"--name", "-p", "--publish", "-e", "--env", "-v", "--volume", "--network", "--net", "-w", "--workdir",
-             "--env-file", "--entrypoint", "-u", "--user", "--restart", "-l", "--label", "--platform", "--gpus",
-             "-m", "--memory", "--cpus", "--mount", "--add-host", "--hostname", "-h"}
-    i = argv.index("run") + 1 if "run" in argv else len(argv)
-    while i < len(argv):
-        a = argv[i]
-        if a.startswith("-"):
-            i += 2 if a in takes else 1
-            continue
-        return a
-    return None
+    return "ps" if cmd.verb in ("ps", "ls") else cmd.verb
 
 
 def _compose_ps(argv: list[str]) -> bool:
     """``docker compose [-f FILE] ps`` / ``docker-compose ps`` (running containers only: no ``-a``)."""
-    if not argv or "-a" in argv or "--all" in argv:
-        return False
-    if argv[0].endswith("docker-compose"):
-        return "ps" in argv[1:]
-    return argv[0].endswith("docker") and "compose" in argv and "ps" in argv[argv.index("compose"):]
+    cmd = docker_command(argv)
+    return cmd is not None and cmd.compose and cmd.verb == "ps" and not {"-a", "--all"} & set(cmd.args)
 
 
 def _compose_rows(output: str) -> list[str]:

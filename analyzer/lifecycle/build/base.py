@@ -59,8 +59,9 @@ class WalkBase:
         """Open compose ups whose containers a later ``docker compose ps`` showed running."""
         self.cwd_at: dict[int, str] = {}
         """command position -> the working folder it runs in, for the call being read."""
-        self.stack_stops: dict[int, str] = {}
-        """id of a Kill that stops a whole compose stack -> the stack's key (applied in command order)."""
+        self.stack_stops: dict[int, tuple[str, bool]] = {}
+        """id of a Kill that stops a whole compose stack -> (the stack's key, whether it starts again:
+        ``restart``), applied in command order."""
         self.containers = ContainerLedger()
         """Which containers the agent made and which someone else did (another project)."""
         self.open_ups: dict[str, dict[int, str | None]] = {}

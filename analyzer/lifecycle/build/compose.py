@@ -10,7 +10,6 @@ from analyzer.lifecycle.build._util import (
     _detached_up,
     _docker_verb,
     _join,
-    _run_image,
 )
 from analyzer.lifecycle.build.base import WalkBase
 from analyzer.lifecycle.catalog import flag_value
@@ -22,6 +21,7 @@ from analyzer.lifecycle.containers import (
 from analyzer.lifecycle.facts import (
     Launch,
 )
+from analyzer.shell.docker import docker_command, run_image
 from analyzer.shell.model import ShellScript, SimpleCommand
 
 
@@ -38,10 +38,12 @@ class ComposeSteps(WalkBase):
             verb = _docker_verb(cmd.effective_argv)
             where = cmd.host or "local"
             if verb in ("up", "create", "run", "start", "restart"):
-                ran = {}
+                ran: dict[str, str] = {}
                 if verb == "run" and (name := flag_value(cmd.effective_argv, ["--name"])):
-                    ran[name] = _run_image(cmd.effective_argv) or ""
-                self.containers.agent_made(where, ev.index, output, {k: v for k, v in ran.items() if v} or None)
+                    parts = docker_command(cmd.effective_argv)
+                    if parts is not None and (image := run_image(parts.args)):
+                        ran[name] = image
+                self.containers.agent_made(where, ev.index, output, ran or None)
                 stack = self.w.instances.get(self.stack_key(cmd, where)) if verb != "run" else None
                 if stack is not None:
                     stack.members += [m for m in made_containers(output) if m not in stack.members]
@@ -52,11 +54,11 @@ class ComposeSteps(WalkBase):
         """The compose project a command acts on, as compose names it: ``-p``, then
         ``COMPOSE_PROJECT_NAME``, then the folder of ``--project-directory`` or ``-f``, then the
         working folder; a command that names none acts on the project the latest one named."""
-        argv = cmd.effective_argv
-        name = flag_value(argv, ["-p", "--project-name"]) or cmd.env.get("COMPOSE_PROJECT_NAME")
+        parts = docker_command(cmd.effective_argv)
+        name = (parts.project if parts else None) or cmd.env.get("COMPOSE_PROJECT_NAME")
         if not name:
-            folder = flag_value(argv, ["--project-directory"])
-            compose_file = flag_value(argv, ["-f", "--file"])
+            folder = parts.project_directory if parts else None
+            compose_file = parts.files[0] if parts and parts.files else None
             if folder is None and compose_file and ("/" in compose_file or "\\" in compose_file):
                 folder = _join(self.cwd_at.get(cmd.position, ""), compose_file).rsplit("/", 1)[0]
             elif folder is not None:

@@ -105,7 +105,7 @@ class KillSteps(WalkBase):
             self.maybe_hit[id(kill)] = self.unseen_children_hit(v, {vic.instance for vic in victims})
             if v.mechanism == "docker-compose" and v.targets == ["(all services)"] and v.reached:
                 stack = self.stack_key(v.command, v.command.host or "local")
-                self.stack_stops[id(kill)] = stack
+                self.stack_stops[id(kill)] = (stack, _docker_verb(v.command.effective_argv) == "restart")
             out.append((kill, v))
         return out
 
@@ -188,7 +188,8 @@ class KillSteps(WalkBase):
 
     def apply_kill(self, kill: Kill) -> None:
         fi = self.w.record(kill)
-        if (stack := self.stack_stops.pop(id(kill), None)) is not None:
+        if (stop := self.stack_stops.pop(id(kill), None)) is not None:
+            stack, restarts = stop
             # `docker compose down|stop|kill` of the whole stack: an attached `up` whose containers
             # were seen running exits with them. (One still building has no container to lose: it
             # builds on and starts the stack after the down.)
@@ -198,7 +199,7 @@ class KillSteps(WalkBase):
             # the stack is down: its state says so, but the stop is no victim of a kill. Taking
             # one's own stack down to rebuild it is how a requested change is deployed, and
             # labelled sessions never count it as killing a server in the user's hands.
-            if _docker_verb(kill.text.split()) != "restart":
+            if not restarts:
                 for lf in list(self.live.get(stack, [])):
                     self.ended(stack, lf, "stopped", fi, f"{kill.text} stops every service")
         for inst in self.maybe_hit.pop(id(kill), []):

@@ -5,9 +5,9 @@ A container's processes die with it; ``$(docker ps -q)`` selects every running c
 
 from __future__ import annotations
 
-import os
 import re
 
+from analyzer.shell.docker import DockerCommand, docker_command
 from analyzer.shell.kill.chain import host_key
 from analyzer.shell.kill.context import KillContext
 from analyzer.shell.kill.model import Hit, HitReason, KillVerdict
@@ -16,29 +16,18 @@ from analyzer.shell.wrappers import scan_options
 
 __all__ = ["judge_docker"]
 
-_GLOBAL_WITH_ARG = "Hcl"
-_GLOBAL_LONG_WITH_ARG = frozenset({"--host", "--context", "--config", "--log-level"})
-_COMPOSE_LONG_WITH_ARG = frozenset({"--file", "--project-name", "--env-file", "--profile", "--project-directory"})
 _DEFAULT_SIGNALS = {"stop": "TERM", "kill": "KILL", "rm": "KILL", "restart": "TERM"}
 _COMPOSE_NAME = re.compile(r"^(?P<project>.+?)[-_](?P<service>.+)[-_](?P<n>\d+)$")
 
 
 def judge_docker(ctx: KillContext, argv: list[str]) -> KillVerdict | None:
     """``docker [global options] [container] stop|kill|rm|restart NAME…``, or a compose kill."""
-    prog = os.path.basename(argv[0])
-    args = argv[1:]
-    i = scan_options(args, 0, _GLOBAL_WITH_ARG, _GLOBAL_LONG_WITH_ARG)[0]
-    compose = prog in ("docker-compose", "podman-compose")
-    if not compose and i < len(args) and args[i] == "compose":
-        compose = True
-        i += 1
-    if compose:
-        return _compose(ctx, args[i:])
-    if i < len(args) and args[i] in ("container", "containers"):
-        i += 1
-    if i >= len(args):
+    cmd = docker_command(argv)
+    if cmd is None or cmd.verb is None:
         return None
-    verb = args[i]
+    if cmd.compose:
+        return _compose(ctx, cmd)
+    verb, args = cmd.verb, cmd.args
     if verb not in _DEFAULT_SIGNALS:
         return None
     force = False
@@ -51,7 +40,7 @@ def judge_docker(ctx: KillContext, argv: list[str]) -> KillVerdict | None:
         elif opt in ("-f", "--force"):
             force = True
 
-    _, names = scan_options(args, i + 1, "ts", frozenset({"--time", "--timeout", "--signal"}), flag, permute=True)
+    _, names = scan_options(args, 0, "ts", frozenset({"--time", "--timeout", "--signal"}), flag, permute=True)
     v = ctx.verdict("docker", sig or ctx.default_signal(_DEFAULT_SIGNALS[verb]), targets=names)
     if verb == "rm" and not force:
         v.notes.append("docker rm without -f refuses to remove a running container: nothing is killed")
@@ -104,26 +93,16 @@ def _docker_ps_filter(v: KillVerdict, word: str) -> list[str]:
     return ["*"]
 
 
-def _compose(ctx: KillContext, args: list[str]) -> KillVerdict | None:
+def _compose(ctx: KillContext, cmd: DockerCommand) -> KillVerdict | None:
     """``docker compose [-p PROJECT] down|stop|kill|restart|rm -s [SERVICE…]``."""
-    project: list[str] = []
-
-    def flag(opt: str, value: str | None) -> None:
-        if opt in ("-p", "--project-name") and value is not None:
-            project.append(value)
-
-    i = scan_options(args, 0, "fp", _COMPOSE_LONG_WITH_ARG, flag)[0]
-    if i >= len(args):
-        return None
-    verb = args[i]
+    verb, rest = cmd.verb, cmd.args
     if verb not in ("down", "stop", "kill", "restart", "rm"):
         return None
-    rest = args[i + 1 :]
     if verb == "rm" and not any(a in ("-s", "--stop") or (a.startswith("-") and "s" in a and not a.startswith("--"))
                                 for a in rest):
         return None
     services = [a for a in rest if not a.startswith("-")]
-    name = project[-1] if project else None
+    name = cmd.project
     v = ctx.verdict("docker-compose", (9, "KILL") if verb == "kill" else (15, "TERM"),
                     targets=services or ["(all services)"])
     hk = host_key(ctx.cmd.host)

@@ -112,9 +112,9 @@ def probe_of(cmd: SimpleCommand, output: str | None, exit_code: int | None, wher
             port = int(m.group(1))
         if port is None:
             return ProbeRead("port-list", where, None, text, None)
-        if name == "lsof" and any(a.startswith("-") and not a.startswith("--") and "t" in a for a in argv[1:]):
-            words = out.split()  # -t prints only the PIDs of what holds the port
-            answered = bool(words) and all(w.isdigit() for w in words)
+        terse = terse_pids(name, argv, out)
+        if terse is not None:
+            answered = bool(terse)
         else:
             answered = bool(re.search(rf"[:.]{port}\b.*LISTEN|LISTEN.*[:.]{port}\b|[:.]{port}\s", out))
         return ProbeRead("port-list", where, port, text, answered)
@@ -132,6 +132,15 @@ _LISTENERS = (
                re.M),
     re.compile(r"^\S+\s+(?P<pid>\d+)\s+\S+\s+\S+\s+IPv[46]\s+.*?TCP\s+\S*:(?P<port>\d{1,5})\s+\(LISTEN\)", re.M),
 )
+
+
+def terse_pids(name: str, argv: list[str], output: str) -> list[int] | None:
+    """What ``lsof -t`` printed: only the PIDs of what holds the files or ports it was asked about
+    (empty: nothing does; anything else in the output: not a PID list). None for another command."""
+    if name != "lsof" or not any(a.startswith("-") and not a.startswith("--") and "t" in a for a in argv[1:]):
+        return None
+    words = output.split()
+    return [int(w) for w in words] if all(w.isdigit() for w in words) else []
 
 
 def listeners(output: str | None) -> dict[int, set[int]]:

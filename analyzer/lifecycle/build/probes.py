@@ -32,6 +32,7 @@ from analyzer.lifecycle.probes import (
     failure_reason,
     listeners,
     probe_of,
+    terse_pids,
 )
 from analyzer.shell.model import SimpleCommand
 
@@ -92,27 +93,26 @@ class ProbeSteps(WalkBase):
         ``lsof -i``, ``lsof -ti :PORT``): the running launch on that port is that process, so a
         later ``kill PID`` / ``taskkill /PID`` hits exactly it."""
         found = listeners(ev.output)
-        out = (ev.output or "").split()
         # a lister that names the port itself is already a probe of it (``probe_of``)
-        named = re.search(r":\d{2,5}\b", " ".join(cmd.effective_argv)) is not None
-        if not found and cmd.name == "lsof" and any(a.startswith("-") and not a.startswith("--") and "t" in a
-                                                    for a in cmd.effective_argv[1:]) and out and all(w.isdigit() for w in out):
-            asked = re.search(r":(\d{2,5})\b", " ".join(cmd.effective_argv))
-            found = {int(asked.group(1)): {int(w) for w in out}} if asked else {}
+        asked = re.search(r":(\d{2,5})\b", " ".join(cmd.effective_argv))
+        terse = terse_pids(cmd.name, cmd.effective_argv, ev.output or "")
+        if not found and terse and asked:
+            found = {int(asked.group(1)): set(terse)}
         for port, pids in found.items():
             if len(pids) != 1:
                 continue  # a forking server's workers, or two listeners: which one is whose is not shown
-            for inst in self.find(host=where, port=port):
+            (pid,) = pids
+            insts = self.find(host=where, port=port)
+            for inst in insts:
                 lives = self.live.get(inst, [])
                 if not lives:
                     continue
                 launch = self.w.facts[lives[-1]]
                 assert isinstance(launch, Launch)
-                pid = next(iter(pids))
-                if not named and launch.pid in (None, pid) and self.find(host=where, port=port) == [inst]:
+                if asked is None and launch.pid in (None, pid) and insts == [inst]:
                     self.probe(ev, inst, "port-list", f"PID {pid} listening on :{port}", True)
                 if launch.pid is None:
-                    launch.pid, launch.pid_event = next(iter(pids)), ev.index
+                    launch.pid, launch.pid_event = pid, ev.index
                     launch.detail += f" (PID {launch.pid}, as `{' '.join(cmd.argv)}` at event {ev.index} shows)"
 
     def process_listing(self, ev: ToolEvent, where: str, output: str) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel, ConfigDict, Field
 
 from analyzer.lifecycle import Kill, Launch, ModelDisagreement, World
-from analyzer.rules import Finding, Rule, Severity, Status
+from analyzer.rules import Finding, Rule, Severity, Status, and_list
 
 
 class OverBroadKill(Rule):
@@ -96,7 +96,7 @@ class OverBroadKill(Rule):
                 continue
             tail = "; the rest of the command never runs" if any(k.self_kill for k in kills) and not observed_ran else ""
             victims = list(dict.fromkeys(clauses))
-            listed = ", ".join(victims[:-1]) + " and " + victims[-1] if len(victims) > 1 else victims[0]
+            listed = and_list(victims)
             yield self.finding(
                 world, anchor=event, instance=instance, related=related,
                 message=f"kills more than its target: {listed}{tail}",

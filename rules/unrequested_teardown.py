@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from analyzer.lifecycle import Instruction, World
-from analyzer.rules import Finding, Rule, Severity, Status
+from analyzer.rules import Finding, Rule, Severity, Status, and_list
 
 
 class UnrequestedTeardown(Rule):
@@ -100,7 +100,7 @@ class UnrequestedTeardown(Rule):
                 other.sort(key=lambda i: world.instances[i].owner_detail.startswith("created together"))
                 first = world.instances[other[0]]
                 names = [world.instances[i].container or world.instances[i].label for i in other]
-                what = f"{_and_plain(names)}, containers" if len(names) > 1 else f"{names[0]}, a container"
+                what = f"{and_list(names)}, containers" if len(names) > 1 else f"{names[0]}, a container"
                 yield self.finding(
                     world, anchor=kill.event, instance=other[0],
                     related=[("owner-evidence", first.owner_evidence)] if first.owner_evidence is not None else [],
@@ -122,10 +122,5 @@ class UnrequestedTeardown(Rule):
             )
 
 
-def _and_plain(names: list[str]) -> str:
-    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
-
-
 def _and(names: list[str]) -> str:
-    names = [f"the {n}" for n in names] or ["?"]
-    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+    return and_list([f"the {n}" for n in names]) or "the ?"

@@ -16,7 +16,7 @@ from analyzer.lifecycle.world import World
 from analyzer.report._clean import Cleaner, Seg
 from analyzer.report._impact import Impact, Outage
 from analyzer.report._when import Times
-from analyzer.rules.api import Finding
+from analyzer.rules.api import Finding, and_list
 
 
 @dataclass
@@ -135,8 +135,8 @@ def over_broad_kill(ctx: Context, f: Finding) -> list[Seg]:
         many: list[str] = []
         hits = list(dict.fromkeys(ctx.clean(v.label) for v in k.victims if v.role in ("shell", "agent", "ssh-client")))
         if hits:
-            one.append(f"also matches {_join(hits)}")
-            many.append(f"also match {_join(hits)}")
+            one.append(f"also matches {and_list(hits)}")
+            many.append(f"also match {and_list(hits)}")
         if k.also_matches_relaunch:
             one.append("matches the new server launched in the same command")
             many.append("match the new server launched in the same command")
@@ -159,7 +159,7 @@ def over_broad_kill(ctx: Context, f: Finding) -> list[Seg]:
     out.append(Seg("."))
     servers = list(dict.fromkeys(ctx.clean(v.label) for k in kills for v in k.victims if v.role == "server"))
     if servers:
-        out.append(Seg(f" Servers it hit: {_join(servers)}."))
+        out.append(Seg(f" Servers it hit: {and_list(servers)}."))
     went_on = [d for d in ctx.world.facts_at(at) if isinstance(d, ModelDisagreement)]
     if any(d.shown_by_output for d in went_on):
         out.append(Seg(" (The output shows later commands in that shell still ran.)"))
@@ -174,12 +174,12 @@ def unrequested_teardown(ctx: Context, f: Finding) -> list[Seg]:
     instructions = [i for e in asked for i in ctx.world.facts_at(e) if isinstance(i, Instruction)]
     wanted = list(dict.fromkeys(ctx.name(t) for i in instructions for t in i.targets))
     action = instructions[0].action if instructions else "restart"
-    out: list[Seg] = [Seg(f"The user asked to {action} {_join(['the ' + w for w in wanted]) or 'one server'}")]
+    out: list[Seg] = [Seg(f"The user asked to {action} {and_list(['the ' + w for w in wanted]) or 'one server'}")]
     if asked:
         out += [Seg(" ("), ctx.said(asked[0], 70), Seg(")")]
     extra = [str(x) for x in f.details.get("unrequested", [])] or ([f.instance] if f.instance else [])
     out += [Seg(", but "), *ctx.at(at, capital=False),
-            Seg(f" the agent also stopped {_join(['the ' + ctx.name(x) for x in extra])}.")]
+            Seg(f" the agent also stopped {and_list(['the ' + ctx.name(x) for x in extra])}.")]
     down = [x for x in extra if (o := ctx.outage_from(resolve(ctx.world, x), at)) is not None and o.end is None]
     if down:
         it = "It was" if len(down) == 1 else ("Both were" if len(down) == 2 else "All were")
@@ -237,9 +237,3 @@ def sentence(ctx: Context, f: Finding) -> list[Seg]:
         return make(ctx, f)
     except Exception:  # a sentence is a courtesy: a surprise in the facts falls back, never breaks the report
         return generic(ctx, f)
-
-
-def _join(items: list[str]) -> str:
-    if len(items) <= 1:
-        return "".join(items)
-    return ", ".join(items[:-1]) + " and " + items[-1]

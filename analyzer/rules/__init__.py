@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from analyzer.rules.api import EventRef, Finding, Related, Rule, RuleMetadataError, Severity, Status
+from analyzer.rules.api import EventRef, Finding, Related, Rule, RuleMetadataError, Severity, Status, and_list
 
-__all__ = ["EventRef", "Finding", "Related", "Rule", "RuleMetadataError", "Severity", "Status"]
+__all__ = ["EventRef", "Finding", "Related", "Rule", "RuleMetadataError", "Severity", "Status", "and_list"]

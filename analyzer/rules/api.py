@@ -232,6 +232,13 @@ def _event_text(ev: Event) -> str:
     return getattr(ev, "text", "")
 
 
+def and_list(items: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``: how a finding's message lists the servers it names."""
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def fingerprint(rule: str, instance: str | None, ev: Event) -> str:
     """Stable across runs and unrelated edits to the log: rule, instance and the anchor's own text
     (whitespace folded), not its position."""

@@ -8,7 +8,7 @@ import re
 from analyzer.events import ToolEvent
 from analyzer.lifecycle.catalog import Catalog, flag_value
 from analyzer.lifecycle.containers import (
-    container_rows,
+    ContainerRow,
 )
 from analyzer.lifecycle.facts import (
     Launch,
@@ -191,12 +191,12 @@ def _compose_ps(argv: list[str]) -> bool:
     return cmd is not None and cmd.compose and cmd.verb == "ps" and not {"-a", "--all"} & set(cmd.args)
 
 
-def _compose_rows(output: str) -> list[str]:
+def _compose_rows(output: str, rows: list[ContainerRow]) -> list[str]:
     """The container rows of a ``docker compose ps`` table (its header and warnings left out).
-    Where the table's header is printed, only the rows under it count: the same call may go on
-    to print a ``docker ps`` table of every project's containers."""
+    Where the table's header is printed, only the rows under it (``rows``, the output's parsed
+    tables) count: the same call may go on to print a ``docker ps`` table of every project's."""
     if re.search(r"^NAME\s+IMAGE\s+.*\bSERVICE\b", output, re.M):
-        return [r.name for r in container_rows(output) if r.service]
+        return [r.name for r in rows if r.service]
     return [ln for ln in output.splitlines() if ln.strip() and not ln.lstrip().startswith(("NAME", "time=", "WARN"))
             and "level=warning" not in ln]
 

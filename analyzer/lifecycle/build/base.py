@@ -12,10 +12,7 @@ from analyzer.lifecycle.build._util import (
     _join,
     _unit,
 )
-from analyzer.lifecycle.containers import (
-    ContainerLedger,
-    ContainerRow,
-)
+from analyzer.lifecycle.containers import ContainerLedger, ContainerRow, container_rows
 from analyzer.lifecycle.facts import Fact, Kill, Launch, State
 from analyzer.lifecycle.world import Instance, Relation, World
 from analyzer.shell import kill as killsem
@@ -57,6 +54,8 @@ class WalkBase:
         """host -> the compose project its latest compose command named (``-p``, folder)."""
         self.up_running: set[int] = set()
         """Open compose ups whose containers a later ``docker compose ps`` showed running."""
+        self._rows: tuple[ToolEvent | None, list[ContainerRow]] = (None, [])
+        """(a call, its output's container rows): ``table_rows``' memo of the last call read."""
         self.cwd_at: dict[int, str] = {}
         """command position -> the working folder it runs in, for the call being read."""
         self.stack_stops: dict[int, tuple[str, bool]] = {}
@@ -76,6 +75,13 @@ class WalkBase:
         self.w.change_state(fact.instance, state, fi, reason)
         self.w.link(f"event:{fact.event}", f"instance:{fact.instance}", relation, fi)
         return fi
+
+    def table_rows(self, ev: ToolEvent) -> list[ContainerRow]:
+        """The ``docker ps`` / ``compose ps`` rows of a call's output, read once per call (the
+        probe step and the container ledger both ask)."""
+        if self._rows[0] is not ev:  # the event itself: the guard feeds an index again once it has output
+            self._rows = (ev, container_rows(ev.output or ""))
+        return self._rows[1]
 
     def touch(self, inst: str) -> None:
         if inst in self.recent:

@@ -15,11 +15,7 @@ from analyzer.lifecycle.build.base import WalkBase
 from analyzer.lifecycle.catalog import flag_value
 from analyzer.lifecycle.containers import (
     ContainerRow,
-    container_rows,
     made_containers,
-)
-from analyzer.lifecycle.facts import (
-    Launch,
 )
 from analyzer.shell.docker import docker_command, run_image
 from analyzer.shell.model import ShellScript, SimpleCommand
@@ -47,7 +43,7 @@ class ComposeSteps(WalkBase):
                 stack = self.w.instances.get(self.stack_key(cmd, where)) if verb != "run" else None
                 if stack is not None:
                     stack.members += [m for m in made_containers(output) if m not in stack.members]
-            elif verb == "ps" and (rows := container_rows(output)):
+            elif verb == "ps" and (rows := self.table_rows(ev)):
                 self.containers.listed(where, ev.index, rows)
 
     def compose_project(self, cmd: SimpleCommand, where: str) -> str | None:
@@ -99,7 +95,7 @@ class ComposeSteps(WalkBase):
         stack still held when the stack's latest ``up`` ran (``ng serve --port 4200``, then a
         compose frontend on 4200): that ``up`` launched a second server onto a live one."""
         where = stack.split("/", 1)[0]
-        ups = [f for f in self.w._of(Launch) if f.instance == stack and f.ran and f.event < ev.index]
+        ups = [f for f in self.w.launches(stack) if f.ran and f.event < ev.index]
         if not ups:
             return
         up = ups[-1]

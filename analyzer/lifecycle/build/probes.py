@@ -18,9 +18,6 @@ from analyzer.lifecycle.build._util import (
     _unit,
 )
 from analyzer.lifecycle.build.base import WalkBase
-from analyzer.lifecycle.containers import (
-    container_rows,
-)
 from analyzer.lifecycle.facts import (
     Failure,
     Launch,
@@ -55,9 +52,10 @@ class ProbeSteps(WalkBase):
             return
         if _compose_ps(argv) and ev.output is not None and not ev.truncated and ev.exit_code in (None, 0):
             stack = self.stack_key(cmd, where)
-            if not _compose_rows(ev.output):
+            rows = self.table_rows(ev)
+            if not _compose_rows(ev.output, rows):
                 self.compose_empty(ev, stack)
-            elif running := [r for r in container_rows(ev.output) if r.status.startswith("Up")]:
+            elif running := [r for r in rows if r.status.startswith("Up")]:
                 self.compose_running(stack)
                 self.published_over(ev, stack, running)
             return

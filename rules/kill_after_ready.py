@@ -5,7 +5,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 
-from analyzer.lifecycle import Launch, Ready, World
+from analyzer.lifecycle import Ready, World
 from analyzer.rules import Finding, Rule, Severity, Status
 
 
@@ -68,7 +68,7 @@ class KillAfterReady(Rule):
                 related = [("ready-signal", handed.event)]
                 if victim.launch_event is not None:
                     related.append(("launch", victim.launch_event))
-                    launch = next((la for la in world.facts_about(Launch, inst) if la.event == victim.launch_event), None)
+                    launch = next((la for la in world.launches(inst) if la.event == victim.launch_event), None)
                     if victim.matched == "pid" and launch is not None and launch.pid_event is not None:
                         related.append(("pid-shown", launch.pid_event))  # where the log tied that PID to it
                 yield self.finding(

@@ -4,7 +4,6 @@ import click
 
 from analyzer.cli._common import config_catalog, echo_diagnostics, load_or_fail, width
 from analyzer.lifecycle.build import build_world
-from analyzer.lifecycle.facts import Launch
 from analyzer.lifecycle.world import Instance, World, node_link
 from analyzer.report import terminal
 from analyzer.report.redact import Redactor, redact_tree
@@ -54,7 +53,7 @@ def _identity(world: World, inst: Instance) -> list[str]:
         lines.append(f"members: {', '.join(inst.members)}")
     elif inst.container and not inst.container.startswith("compose"):
         lines.append(f"container: {inst.container}")
-    pids = [f"{la.pid} (launch #{la.event})" for la in world.facts_of(Launch) if la.instance == inst.id and la.pid]
+    pids = [f"{la.pid} (launch #{la.event})" for la in world.launches(inst.id) if la.pid]
     if pids:
         lines.append(f"pid: {', '.join(pids)}")
     if inst.task_ids:

@@ -101,15 +101,12 @@ def _columns(header: str) -> dict[str, int] | None:
 
 
 def _row(line: str, cols: dict[str, int]) -> ContainerRow | None:
-    starts = sorted(cols.items(), key=lambda kv: kv[1])
+    # a cell runs from its column's start to the next column's (the last to the line's end)
+    order = sorted(cols, key=cols.__getitem__)
+    ends = dict(zip(order, [cols[n] for n in order[1:]] + [len(line)], strict=True))
 
     def cell(name: str) -> str:
-        if name not in cols:
-            return ""
-        k = [n for n, _ in starts].index(name)
-        start = cols[name]
-        end = starts[k + 1][1] if k + 1 < len(starts) else len(line)
-        return line[start:end].strip()
+        return line[cols[name]:ends[name]].strip() if name in cols else ""
 
     name = cell("NAMES") if "NAMES" in cols else cell("NAME")
     image = cell("IMAGE")

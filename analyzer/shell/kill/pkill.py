@@ -115,23 +115,16 @@ def parse_pgrep(argv: list[str], *, bsd: bool = False) -> PgrepOptions:
     return opts
 
 
+_SWITCHES = {"f": "full", "x": "exact", "i": "icase", "A": "ignore_ancestors", "n": "newest", "o": "oldest",
+             "v": "inverse"}
+"""Options that only turn a field on; ``-a`` does too, on BSD only."""
+
+
 def _apply(opts: PgrepOptions, key: str, value: str, bsd: bool) -> None:
-    if key == "f":
-        opts.full = True
-    elif key == "x":
-        opts.exact = True
-    elif key == "i":
-        opts.icase = True
-    elif key == "A":
-        opts.ignore_ancestors = True
+    if key in _SWITCHES:
+        setattr(opts, _SWITCHES[key], True)
     elif key == "a" and bsd:
         opts.include_ancestors = True
-    elif key == "n":
-        opts.newest = True
-    elif key == "o":
-        opts.oldest = True
-    elif key == "v":
-        opts.inverse = True
     elif key in ("u", "U"):
         if "$" in value:
             opts.notes.append(f"-{key} {value}: the user is unknown here, so that filter is ignored")

@@ -4,6 +4,7 @@ prefilter that skips commands no server can be in."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from analyzer.events import ToolEvent
 from analyzer.lifecycle.catalog import Catalog, flag_value
@@ -45,6 +46,7 @@ _LIFECYCLE_WORDS = (
 )
 
 
+@lru_cache(maxsize=16)  # per catalog (hashed by identity): built once, not for every shell call
 def _prefilter(catalog: Catalog) -> re.Pattern[str]:
     words = {*_LIFECYCLE_WORDS, *PORTLESS_PROBES, *(p for k in catalog.kinds for p in k.programs if "*" not in p),
              *(m for k in catalog.kinds for m in k.modules)}

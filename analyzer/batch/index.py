@@ -143,13 +143,6 @@ def _row(r: SessionResult, name: str, redact: Redactor) -> Row:
     )
 
 
-def _twin_key(r: SessionResult) -> tuple[str, int, tuple[str, ...]] | None:
-    """The same session read from another file has the same id, events and findings."""
-    if r.status != "ok" or not r.session_id:
-        return None
-    return (r.session_id, r.events, tuple(sorted(str(f.get("fingerprint")) for f in r.findings)))
-
-
 def _rank(row: Row) -> tuple[int, int, bool]:
     """Findings first (worst first), then failures, then clean sessions; sessions dated by their
     log before those dated only by their file (a copy or a checkout makes that date today)."""
@@ -160,18 +153,11 @@ def session_rows(run: BatchRun) -> list[Row]:
     """One row per session (twins folded into the first one read), in the order the index shows."""
     redact = Redactor(enabled=run.redact)
     rows: list[Row] = []
-    first: dict[tuple[str, int, tuple[str, ...]], Row] = {}
-    for r in run.results:
-        name = run.names.get(r.key, r.session)
-        key = _twin_key(r)
-        if key is not None and key in first:
-            first[key].twins.append(Twin(name=name, format=r.format or "",
-                                         href=quote(r.report) if r.report else None))
-            continue
-        row = _row(r, name, redact)
+    for r, twins in run.distinct():
+        row = _row(r, run.names.get(r.key, r.session), redact)
+        row.twins = [Twin(name=run.names.get(t.key, t.session), format=t.format or "",
+                          href=quote(t.report) if t.report else None) for t in twins]
         rows.append(row)
-        if key is not None:
-            first[key] = row
     rows.sort(key=lambda row: row.date_sort, reverse=True)  # newest first…
     rows.sort(key=_rank)  # …within each group
     return rows

@@ -27,6 +27,7 @@ def findings_lines(run: BatchRun) -> bytes:
 
 
 def summary_doc(run: BatchRun) -> dict[str, Any]:
+    twin_of = {t.key: first.session for first, twins in run.distinct() for t in twins}
     return {
         "version": __version__,
         "started_at": run.started_at.isoformat(timespec="seconds"),
@@ -37,7 +38,8 @@ def summary_doc(run: BatchRun) -> dict[str, Any]:
         "cached": run.cached,
         "failed": len(run.failed),
         "filtered_by_since": run.filtered,
-        "findings": sum(len(r.findings) for r in run.results),
+        "distinct_sessions": len(run.distinct()),
+        "findings": sum(run.by_severity().values()),
         "by_severity": run.by_severity(),
         "rules": {t.rule: {"severity": t.severity, "findings": t.findings, "sessions": t.sessions}
                   for t in run.per_rule()},
@@ -50,6 +52,7 @@ def summary_doc(run: BatchRun) -> dict[str, Any]:
         "session_status": [
             {"session": r.session, "status": r.status, "format": r.format, "events": r.events,
              "findings": len(r.findings), "report": r.report, "cached": r.cached, "error": r.error,
+             **({"twin_of": twin_of[r.key]} if r.key in twin_of else {}),
              **({"report_error": r.report_error} if r.report_error else {}),
              **({"problems": r.problems} if r.problems else {})}
             for r in run.results

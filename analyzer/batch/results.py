@@ -52,6 +52,14 @@ def short_error(r: SessionResult) -> str:
     return error
 
 
+def twin_key(r: SessionResult) -> tuple[str, int, tuple[str, ...]] | None:
+    """What makes two files one session: the same session id, events and findings (a seed fixture and
+    its JSONL twin, a copied log). ``None`` for a session that did not load or has no id."""
+    if r.status != "ok" or not r.session_id:
+        return None
+    return (r.session_id, r.events, tuple(sorted(str(f.get("fingerprint")) for f in r.findings)))
+
+
 @dataclass
 class RuleTotal:
     rule: str
@@ -98,13 +106,30 @@ class BatchRun:
         """Every finding with its session, in the stable findings.jsonl order."""
         return [(r, f) for r in self.results for f in sorted(r.findings, key=finding_order)]
 
+    def distinct(self) -> list[tuple[SessionResult, list[SessionResult]]]:
+        """Each session once, with the other files that read the same session (its twins), in
+        session order. Every total counts these, so a session in two files is not counted twice."""
+        groups: list[tuple[SessionResult, list[SessionResult]]] = []
+        first: dict[tuple[str, int, tuple[str, ...]], list[SessionResult]] = {}
+        for r in self.results:
+            key = twin_key(r)
+            if key is not None and key in first:
+                first[key].append(r)
+                continue
+            groups.append((r, []))
+            if key is not None:
+                first[key] = groups[-1][1]
+        return groups
+
     def by_severity(self) -> dict[str, int]:
-        counts = Counter(f["severity"] for r in self.results for f in r.findings)
+        """Findings per severity, each session once (twins folded)."""
+        counts = Counter(f["severity"] for r, _ in self.distinct() for f in r.findings)
         return {s: counts.get(s, 0) for s in SEVERITIES}
 
     def per_rule(self) -> list[RuleTotal]:
+        """Findings and sessions per rule, each session once (twins folded)."""
         totals: dict[str, RuleTotal] = {}
-        for r in self.results:
+        for r, _ in self.distinct():
             for rule in sorted({f["rule"] for f in r.findings}):
                 sev = next(f["severity"] for f in r.findings if f["rule"] == rule)
                 t = totals.setdefault(rule, RuleTotal(rule, sev))

@@ -42,11 +42,13 @@ def _inputs(ctx: click.Context, param: click.Parameter, values: tuple[str, ...])
 def summary_text(run: BatchRun, out: Path) -> str:
     sev = run.by_severity()
     total = sum(sev.values())
+    twins = len(run.results) - len(run.distinct())
     lines = [
         f"analyzer batch: {len(run.results)} session(s) in {run.seconds:.1f} s "
         f"({run.analyzed} analyzed, {run.cached} from the cache), {len(run.failed)} failed"
         + (f", {run.filtered} left out by --since" if run.filtered else ""),
-        f"findings: {total}" + (" (" + ", ".join(f"{s} {n}" for s, n in sev.items()) + ")" if total else ""),
+        f"findings: {total}" + (" (" + ", ".join(f"{s} {n}" for s, n in sev.items()) + ")" if total else "")
+        + (f"; {twins} file(s) read a session another file holds too, counted once" if twins else ""),
     ]
     reports = sum(r.report is not None for r in run.results)
     wrote = [str(out / "index.html"), str(out / "findings.jsonl"), str(out / "summary.json")]

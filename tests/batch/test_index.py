@@ -12,6 +12,7 @@ import pytest
 
 from analyzer.batch.index import render_index, report_order, session_rows
 from analyzer.batch.job import SessionResult
+from analyzer.batch.outputs import summary_doc
 from analyzer.batch.results import BatchRun
 from analyzer.pipeline import analyze
 from analyzer.report.json_doc import finding_dict
@@ -108,6 +109,10 @@ def test_the_same_session_read_from_two_files_is_one_row_and_counted_once() -> N
     assert "2 sessions in 3 files" in html
     assert re.search(r"<b>2</b>findings", html)
     assert 'also read as <a href="sessions/seeds/000.session.yaml.html">' in html
+    # the terminal summary and summary.json count the same two findings the index shows
+    assert run.by_severity() == {"high": 2, "medium": 0, "low": 0}
+    assert [(t.rule, t.findings, t.sessions) for t in run.per_rule()] == [("kill-after-ready", 2, 2)]
+    assert summary_doc(run)["findings"] == 2 and summary_doc(run)["distinct_sessions"] == 2
 
 
 def test_a_failed_session_shows_its_error_in_its_row() -> None:

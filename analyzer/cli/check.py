@@ -10,7 +10,7 @@ import orjson
 from analyzer._memory import paused_gc
 from analyzer.cli._common import echo_diagnostics, fail, rule_names, use_colour
 from analyzer.cli._defaults import default_paths
-from analyzer.cli._exit import EXIT_CRASH, EXIT_FINDINGS, EXIT_TABLE, EXIT_USAGE
+from analyzer.cli._exit import EXIT_CLEAN, EXIT_CRASH, EXIT_FINDINGS, EXIT_TABLE, EXIT_USAGE
 from analyzer.config import ConfigError, load_config
 from analyzer.events import SystemEvent
 from analyzer.ingest import IngestError, load_all
@@ -103,7 +103,7 @@ def command(paths: tuple[str, ...], fmt: str, output_file: str | None, quiet: bo
             partial += not clean
     if not analyses:
         if fmt != "text":  # the document still says what broke
-            out.write(_document(fmt, [], errors, analyzer, statistics))
+            out.write(_document(fmt, [], errors, analyzer, statistics, EXIT_CRASH if crashed else EXIT_USAGE))
         elif not errors:
             click.echo(f"analyzer: no session found under {', '.join(paths)}", err=True)
         sys.exit(EXIT_CRASH if crashed else EXIT_USAGE)
@@ -115,6 +115,12 @@ def command(paths: tuple[str, ...], fmt: str, output_file: str | None, quiet: bo
         click.echo(f"wrote {sum(len(a.findings) for a in analyses)} finding(s) to {write_baseline_to}", err=True)
         return
 
+    threshold = Severity(fail_on or config.fail_on or "low").rank
+    status = (EXIT_CRASH if crashed
+              else EXIT_USAGE if unreadable_named or partial == len(analyses)  # a named input, or every input, unread
+              else EXIT_FINDINGS if not exit_zero and any(f.severity.rank >= threshold for a in analyses
+                                                          for f in a.findings)
+              else EXIT_CLEAN)
     if fmt == "text":
         body = (_statistics_text(analyses, out.colour) if statistics else
                 text.render(analyses, skip_problems=set(analyzer.warnings) | _all_problems(analyses, quiet),
@@ -123,16 +129,11 @@ def command(paths: tuple[str, ...], fmt: str, output_file: str | None, quiet: bo
             body += f"\n{partial} of {len(analyses)} session(s) only partly read: what was lost was not checked"
         out.write(body)
     else:
-        out.write(_document(fmt, analyses, errors, analyzer, statistics))
+        out.write(_document(fmt, analyses, errors, analyzer, statistics, status))
     for s in stale:
         click.echo(f"analyzer: stale baseline entry: {s}", err=True)
-    if crashed:
-        sys.exit(EXIT_CRASH)
-    if unreadable_named or partial == len(analyses):  # a named input, or every input, was not read
-        sys.exit(EXIT_USAGE)
-    threshold = Severity(fail_on or config.fail_on or "low").rank
-    if not exit_zero and any(f.severity.rank >= threshold for a in analyses for f in a.findings):
-        sys.exit(EXIT_FINDINGS)
+    if status != EXIT_CLEAN:
+        sys.exit(status)
 
 
 class Output:
@@ -160,15 +161,16 @@ def _all_problems(analyses: list[Analysis], quiet: bool) -> set[str]:
 
 
 def _document(fmt: str, analyses: list[Analysis], errors: list[dict[str, str | int | None]],
-              analyzer: Analyzer, statistics: bool) -> str:
-    """The json, sarif or github output (``--statistics``: the per-rule counts as JSON)."""
+              analyzer: Analyzer, statistics: bool, status: int) -> str:
+    """The json, sarif or github output (``--statistics``: the per-rule counts as JSON); ``status``
+    is the exit status the run ends with (SARIF's invocation records it)."""
     if statistics:
         return orjson.dumps(rule_counts(analyses), option=orjson.OPT_INDENT_2).decode()
     if fmt == "github":
         return github.render(analyses, errors)
     if fmt == "sarif":
         rules = [lr.cls for lr in analyzer.ruleset.rules.values()]
-        return terminal.json_text(sarif.document(analyses, rules, errors))
+        return terminal.json_text(sarif.document(analyses, rules, errors, exit_code=status))
     return terminal.json_text(json_doc.document(analyses, errors))  # C1/bidi escaped: inert on a screen
 
 

@@ -63,7 +63,7 @@ def _notifications(analyses: list[Analysis], errors: list[dict[str, Any]]) -> li
 
 
 def document(analyses: list[Analysis], rules: list[type[Rule]],
-             errors: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+             errors: list[dict[str, Any]] | None = None, exit_code: int = 0) -> dict[str, Any]:
     rule_ids = [r.name for r in rules]
     results = []
     for a in analyses:
@@ -95,7 +95,8 @@ def document(analyses: list[Analysis], rules: list[type[Rule]],
         "runs": [{
             "tool": {"driver": {"name": "session-analyzer", "version": __version__,
                                 "rules": [_rule_meta(r) for r in rules]}},
-            "invocations": [{"executionSuccessful": True,
+            # findings (exit 1) are a successful run; unreadable input (2) or a crash (3) is not
+            "invocations": [{"executionSuccessful": exit_code in (0, 1), "exitCode": exit_code,
                              "toolExecutionNotifications": _notifications(analyses, errors or [])}],
             "results": results,
         }],

@@ -152,6 +152,7 @@ def test_sarif_validates_against_the_2_1_0_schema() -> None:
     log = json.loads(result.stdout)
     jsonschema.Draft4Validator(schema, format_checker=jsonschema.FormatChecker()).validate(log)
     [run] = log["runs"]
+    assert (run["invocations"][0]["executionSuccessful"], run["invocations"][0]["exitCode"]) == (True, 1)
     rules = run["tool"]["driver"]["rules"]
     assert [r["id"] for r in rules] == sorted(r["id"] for r in rules)
     kar = next(r for r in rules if r["id"] == "kill-after-ready")
@@ -330,6 +331,9 @@ def test_sarif_with_unreadable_input_and_bad_suppressions_still_validates(tmp_pa
     assert [n["level"] for n in notes] == ["error", "error"]
     assert notes[0]["locations"][0]["physicalLocation"]["region"] == {"startLine": 1}
     assert "unknown rule in `# analyzer: ignore[…]`: 'kill-after-redy'" in notes[1]["message"]["text"]
+    # a viewer (GitHub code scanning) shows the run as failed, with the exit status CI saw
+    assert log["runs"][0]["invocations"][0] | {"toolExecutionNotifications": None} == {
+        "executionSuccessful": False, "exitCode": 2, "toolExecutionNotifications": None}
 
 
 def test_config_rules_dir_and_rule_options(tmp_path: Path) -> None:

@@ -45,6 +45,8 @@ def test_a_crash_on_the_only_file_still_prints_the_document() -> None:
         result = CliRunner().invoke(main, ["check", "--format", fmt, S001])
         assert result.exit_code == EXIT_CRASH
         assert "planted bug" in result.stdout
+        if fmt == "sarif":
+            assert json.loads(result.stdout)["runs"][0]["invocations"][0]["executionSuccessful"] is False
     annotation = CliRunner().invoke(main, ["check", "--format", "github", S001]).stdout
     assert annotation.startswith(f"::error file={S001},title=analyzer%3A internal error::internal error: ")
 

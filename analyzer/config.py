@@ -79,6 +79,11 @@ class Config(BaseModel):
                 forms.add(p.resolve().relative_to(Path(self.source).parent.resolve()).as_posix())
         return any(_glob(g).match(f) for g in self.exclude for f in forms)
 
+    def excluded_remote(self, url: str, relative: str) -> bool:
+        """``excluded`` for a session listed under a URL: the globs match the URL and the path
+        relative to the URL given (``relative``)."""
+        return any(_glob(g).match(f) for g in self.exclude for f in (url, relative))
+
 
 @cache
 def _glob(pattern: str) -> re.Pattern[str]:

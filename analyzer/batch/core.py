@@ -150,12 +150,12 @@ def _known(cache: Cache) -> Callable[[Path, os.stat_result], bool]:
 def _discover(options: BatchOptions, listing: Listing, cache: Cache) -> tuple[list[Found], list[RemoteFound]]:
     """Local paths as ``discover_sessions`` finds them; URLs listed through fsspec into ``listing``."""
     local = [p for p in options.paths if not is_url(p)]
-    found = list(discover_sessions(local, exclude=[options.out], exclude_globs=options.config.exclude,
+    found = list(discover_sessions(local, exclude=[options.out], excluded=options.config.excluded,
                                    known=_known(cache))) if local else []
     remote: dict[str, RemoteFound] = {}
     for url in (p for p in options.paths if is_url(p)):
         try:
-            for rf in discover_remote(url, listing, options.config.exclude):
+            for rf in discover_remote(url, listing, options.config.excluded_remote):
                 remote.setdefault(rf.url, rf)
         except RemoteError as exc:
             raise BatchError(str(exc)) from None

@@ -16,7 +16,6 @@ found too, so that loading them reports why; other unreadable files are skipped 
 
 from __future__ import annotations
 
-import fnmatch
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -197,16 +196,15 @@ def _walk(folder: Path, given: Path, exclude: frozenset[Path], seen: set[Path],
 
 
 def discover_sessions(paths: Iterable[str | Path], exclude: Iterable[str | Path] = (),
-                      exclude_globs: Iterable[str] = (), known: Known | None = None) -> Iterator[Found]:
+                      excluded: Callable[[Path], bool] | None = None, known: Known | None = None) -> Iterator[Found]:
     """Every session under ``paths``, each once, in a stable order (sorted walk of each path).
 
-    ``exclude``: folders not to enter (the batch's own output); ``exclude_globs``: session paths
-    to skip among those a walk finds (``[tool.analyzer] exclude``; a file given by name is never
-    skipped); ``known``: files found before and unchanged, taken
+    ``exclude``: folders not to enter (the batch's own output); ``excluded``: which session paths
+    to skip among those a walk finds (``Config.excluded``, as ``check`` uses it; a file given by
+    name is never skipped); ``known``: files found before and unchanged, taken
     without reading their head again.
     """
     skip = frozenset(Path(e).resolve() for e in exclude)
-    globs = list(exclude_globs)
     seen: set[tuple[Path, str | None]] = set()
     for given in paths:
         p = Path(given)
@@ -222,7 +220,7 @@ def discover_sessions(paths: Iterable[str | Path], exclude: Iterable[str | Path]
         for f in found:
             key = (f.path.resolve(), f.member)
             named = f.path == p  # a file given by name is meant: exclude globs are for what a walk finds
-            if key in seen or (not named and any(fnmatch.fnmatch(str(f.path), g) for g in globs)):
+            if key in seen or (not named and excluded is not None and excluded(f.path)):
                 continue
             seen.add(key)
             yield f

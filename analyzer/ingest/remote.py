@@ -14,7 +14,7 @@ import fnmatch
 import hashlib
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PosixPath, PurePosixPath
@@ -203,9 +203,11 @@ def _under(rel: str, folders: set[str]) -> bool:
     return any("/".join(parts[:i]) in folders for i in range(len(parts)))
 
 
-def discover_remote(url: str, listing: Listing, exclude_globs: Iterable[str] = ()) -> list[RemoteFound]:
+def discover_remote(url: str, listing: Listing,
+                    excluded: Callable[[str, str], bool] | None = None) -> list[RemoteFound]:
     """Every session under the URL ``url`` in path order; its files' stats go into ``listing``.
-    Raises ``RemoteError`` when the root cannot be listed."""
+    ``excluded(url, relative)`` skips a session a listing finds (``Config.excluded_remote``); a URL
+    naming one file is never skipped. Raises ``RemoteError`` when the root cannot be listed."""
     fs, root = filesystem(url)
     try:
         info = fs.info(root)
@@ -213,12 +215,11 @@ def discover_remote(url: str, listing: Listing, exclude_globs: Iterable[str] = (
         raise RemoteError(f"{url}: no such file or folder") from None
     except OSError as exc:
         raise RemoteError(f"{url}: cannot read: {exc}") from None
-    globs = list(exclude_globs)
     if info.get("type") != "directory":
         listing.add(url, stat_of_info(info))
         name = posixpath.basename(root.rstrip("/"))
         single = _file(fs, root, url, name, walking=False)
-        return [single] if single and not any(fnmatch.fnmatch(url, g) for g in globs) else []
+        return [single] if single else []
     try:
         entries: dict[str, dict[str, Any]] = fs.find(root, detail=True)
     except OSError as exc:
@@ -249,7 +250,8 @@ def discover_remote(url: str, listing: Listing, exclude_globs: Iterable[str] = (
         hit = _file(fs, path, file_url, rel, walking=True)
         if hit is not None:
             found.append(hit)
-    found = [f for f in found if not any(fnmatch.fnmatch(f.url, g) for g in globs)]
+    if excluded is not None:
+        found = [f for f in found if not excluded(f.url, f.relative)]
     return sorted(found, key=lambda f: f.url)
 
 

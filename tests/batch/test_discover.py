@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
+from click.testing import CliRunner
+
+from analyzer.cli import main
+from analyzer.config import Config, load_config
 from analyzer.ingest import load, opencode
 from analyzer.ingest.discover import discover, discover_sessions
 from tests.conftest import FIXTURES
@@ -111,8 +116,23 @@ def test_excluded_output_folder_and_globs(tmp_path: Path) -> None:
     session_yaml(tmp_path / "a.session.yaml")
     session_yaml(tmp_path / "out" / "b.session.yaml")
     session_yaml(tmp_path / "scratch" / "c.session.yaml")
-    found = discover_sessions([tmp_path], exclude=[tmp_path / "out"], exclude_globs=["*/scratch/*"])
+    found = discover_sessions([tmp_path], exclude=[tmp_path / "out"], excluded=Config(exclude=["scratch"]).excluded)
     assert [f.relative for f in found] == ["a.session.yaml"]
+
+
+def test_batch_and_check_skip_the_same_files(tmp_path: Path) -> None:
+    """One ``exclude`` meaning for both commands: globs relative to the config's folder, ``**``
+    spanning folders, a bare name matching anywhere."""
+    for rel in ("logs/old-1.session.yaml", "logs/new-1.session.yaml", "a/private/b.session.yaml",
+                "deep/scratch/x/c.session.yaml"):
+        session_yaml(tmp_path / rel)
+    (tmp_path / "analyzer.toml").write_text("exclude = ['logs/old-*.yaml', 'private', '**/scratch/**']\n")
+    config = load_config(tmp_path / "analyzer.toml")
+    walked = [f.relative for f in discover_sessions([tmp_path], excluded=config.excluded)]
+    assert walked == ["logs/new-1.session.yaml"]
+    checked = CliRunner().invoke(main, ["check", "--config", str(tmp_path / "analyzer.toml"), "--format", "json",
+                                        str(tmp_path)])
+    assert [Path(s["path"]).relative_to(tmp_path).as_posix() for s in json.loads(checked.stdout)["sessions"]] == walked
 
 
 def test_a_file_given_by_name_is_listed_even_if_unreadable(tmp_path: Path) -> None:

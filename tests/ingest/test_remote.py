@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from analyzer.config import Config
 from analyzer.ingest import IngestError
 from analyzer.ingest.discover import discover_sessions
 from analyzer.ingest.remote import (
@@ -71,7 +72,7 @@ def test_layouts_skips_and_unsupported_stores(root: str) -> None:
     found = {f.relative: f.unsupported for f in discover_remote(f"memory://{root}", Listing())}
     assert found == {"codex/rollout-garbled.jsonl": None, "oc/opencode.db": DATABASE_UNSUPPORTED,
                      "oc/storage": STORAGE_UNSUPPORTED, "proj/s1.jsonl": None, "seeds/a.session.yaml": None}
-    kept = discover_remote(f"memory://{root}", Listing(), exclude_globs=["*/seeds/*", "*.db"])
+    kept = discover_remote(f"memory://{root}", Listing(), excluded=Config(exclude=["seeds", "*.db"]).excluded_remote)
     assert {f.relative for f in kept} == {"codex/rollout-garbled.jsonl", "oc/storage", "proj/s1.jsonl"}
     by_name = discover_remote(f"memory://{root}/notes.txt", Listing())  # given by name: loading says why
     assert [(f.url, f.relative, f.unsupported) for f in by_name] == [(f"memory://{root}/notes.txt", "notes.txt",

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import time
@@ -46,3 +47,19 @@ def transcript_before(seed: str, index: int, dest: Path) -> tuple[Path, ToolEven
     lines = src.read_bytes().splitlines(keepends=True)
     dest.write_bytes(b"".join(lines[: ev.line - 1]))
     return dest, ev
+
+
+def uvicorn_transcript(path: Path, token: str) -> str:
+    """A session that launched a uvicorn (a real Claude Code line shape) and got its result."""
+    launch = f"nohup uvicorn app:{token} --port 8765 > api.log 2>&1 &"
+    lines = [
+        {"type": "user", "uuid": "u1", "sessionId": "e2e", "timestamp": "2026-10-01T10:00:00Z", "cwd": str(path.parent),
+         "message": {"role": "user", "content": "Start the API on port 8765"}},
+        {"type": "assistant", "uuid": "a1", "sessionId": "e2e", "timestamp": "2026-10-01T10:00:01Z",
+         "message": {"id": "m1", "role": "assistant", "content": [
+             {"type": "tool_use", "id": "toolu_launch", "name": "Bash", "input": {"command": launch}}]}},
+        {"type": "user", "uuid": "u2", "sessionId": "e2e", "timestamp": "2026-10-01T10:00:02Z",
+         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_launch", "content": ""}]}},
+    ]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return launch

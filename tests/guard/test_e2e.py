@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from analyzer.guard.client import pid_path, socket_path
-from tests.guard.conftest import transcript_before
+from tests.guard.conftest import transcript_before, uvicorn_transcript
 
 ANALYZER = [sys.executable, "-c", "from analyzer.cli import main; main()"]
 
@@ -37,27 +37,11 @@ def _logged() -> list[dict[str, object]]:
     return [json.loads(line) for line in log.read_text().splitlines()]
 
 
-def _claude_transcript(path: Path, token: str) -> str:
-    """A session that launched a uvicorn (a real Claude Code line shape) and got its result."""
-    launch = f"nohup uvicorn app:{token} --port 8765 > api.log 2>&1 &"
-    lines = [
-        {"type": "user", "uuid": "u1", "sessionId": "e2e", "timestamp": "2026-10-01T10:00:00Z", "cwd": str(path.parent),
-         "message": {"role": "user", "content": "Start the API on port 8765"}},
-        {"type": "assistant", "uuid": "a1", "sessionId": "e2e", "timestamp": "2026-10-01T10:00:01Z",
-         "message": {"id": "m1", "role": "assistant", "content": [
-             {"type": "tool_use", "id": "toolu_launch", "name": "Bash", "input": {"command": launch}}]}},
-        {"type": "user", "uuid": "u2", "sessionId": "e2e", "timestamp": "2026-10-01T10:00:02Z",
-         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_launch", "content": ""}]}},
-    ]
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    return launch
-
-
 @pytest.mark.skipif(shutil.which("pkill") is None or shutil.which("bash") is None, reason="needs bash and pkill")
 def test_self_matching_pkill_is_denied_and_really_kills_its_own_wrapper(guard_dir: Path, tmp_path: Path) -> None:
     token = uuid.uuid4().hex[:12]
     transcript = tmp_path / "e2e.jsonl"
-    _claude_transcript(transcript, token)
+    uvicorn_transcript(transcript, token)
     command = f"pkill -f 'uvicorn app:{token}'; nohup uvicorn app:{token} --port 8765 > api.log 2>&1 &"
     payload = {"session_id": "e2e", "transcript_path": str(transcript), "cwd": str(tmp_path),
                "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command},
@@ -82,7 +66,7 @@ def test_self_matching_pkill_is_denied_and_really_kills_its_own_wrapper(guard_di
 
 def test_a_harmless_command_is_allowed_silently(guard_dir: Path, tmp_path: Path) -> None:
     transcript = tmp_path / "t.jsonl"
-    _claude_transcript(transcript, "x")
+    uvicorn_transcript(transcript, "x")
     out = _hook({"session_id": "e2e", "transcript_path": str(transcript), "cwd": str(tmp_path),
                  "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "git status"},
                  "tool_use_id": "toolu_2"})
@@ -127,7 +111,7 @@ def test_the_installed_command_runs_as_the_agent_runs_it(guard_dir: Path, tmp_pa
     settings = install("claude-code", "project", tmp_path, tmp_path / "home", timeout=60)
     hook = json.loads(settings.read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
     transcript = tmp_path / "t.jsonl"
-    _claude_transcript(transcript, "inst")
+    uvicorn_transcript(transcript, "inst")
     command = "pkill -f 'uvicorn app:inst'; nohup uvicorn app:inst --port 8765 > api.log 2>&1 &"
     payload = {"session_id": "inst", "transcript_path": str(transcript), "cwd": str(tmp_path),
                "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command},
@@ -150,7 +134,7 @@ def test_the_installed_command_runs_as_the_agent_runs_it(guard_dir: Path, tmp_pa
 def test_the_server_exits_when_idle(guard_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANALYZER_GUARD_IDLE", "1")
     transcript = tmp_path / "t.jsonl"
-    _claude_transcript(transcript, "idle")
+    uvicorn_transcript(transcript, "idle")
     out = _hook({"session_id": "idle", "transcript_path": str(transcript), "cwd": str(tmp_path),
                  "hook_event_name": "PreToolUse", "tool_name": "Bash",
                  "tool_input": {"command": "curl -sf localhost:8765/health"}, "tool_use_id": "t1"})
@@ -169,7 +153,7 @@ def test_a_killed_server_cleans_up(guard_dir: Path, tmp_path: Path) -> None:
     import signal
 
     transcript = tmp_path / "t.jsonl"
-    _claude_transcript(transcript, "term")
+    uvicorn_transcript(transcript, "term")
     _hook({"session_id": "term", "transcript_path": str(transcript), "cwd": str(tmp_path),
            "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "t"})
     pid, sock = Path(pid_path(str(guard_dir))), Path(socket_path(str(guard_dir)))

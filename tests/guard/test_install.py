@@ -68,9 +68,11 @@ def test_paths_per_agent_and_scope(tmp_path: Path) -> None:
 
 
 def test_claude_code_entries_match_the_plugin_folder() -> None:
+    """The plugin hooks the same events with the same matchers as ``guard install`` (its command
+    differs only in how it finds the client: ``tests/guard/test_plugin.py``)."""
     plugin = Path(__file__).parents[2] / "hooks" / "hooks.json"
     assert json.loads(plugin.read_text())["hooks"] == AGENTS["claude-code"].hook_entries(
-        "analyzer guard --agent claude-code")
+        'sh "${CLAUDE_PLUGIN_ROOT}/hooks/guard.sh" --agent claude-code')
 
 
 def test_a_broken_config_is_not_overwritten(tmp_path: Path) -> None:

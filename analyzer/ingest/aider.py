@@ -2,7 +2,8 @@
 
 Markdown, appended to by every aider run in the repository: ``# aider chat started at <time>`` opens a
 run (a ``SystemEvent(subtype="session_start")``, the only time the file has), ``#### `` lines are what
-the user typed (one block of them is one message), ``> `` lines are aider's own output, and other
+the user typed (one block of them is one message; in architect mode aider also logs the
+architect's answer, handed to the editor model, as such a block: it repeats the answer and is skipped), ``> `` lines are aider's own output, and other
 text is the model's answer.
 
 Commands: the user's ``/run CMD`` (or ``!CMD``) is a shell ``ToolEvent`` with ``by_user=True``; a
@@ -49,6 +50,8 @@ class _Reader:
         self.user: list[str] = []
         self.said: list[str] = []
         self.start = 0
+        self.last_answer = ""
+        """The model's last answer, whitespace-normalised: architect mode hands it on as a ``####`` block."""
 
     def flush(self) -> None:
         if self.user:
@@ -58,10 +61,16 @@ class _Reader:
             text = "\n".join(self.said).strip("\n")
             if text.strip():
                 self.b.add(AssistantEvent(text=text, model=self.b.session.get("model"), line=self.start))
+                self.last_answer = " ".join(text.split())
             self.said = []
 
     def _user(self, text: str, line: int) -> None:
         self.b.records += 1
+        if self.last_answer and " ".join(text.split()) == self.last_answer:
+            # architect mode: aider sends the architect model's answer to the editor model as a user
+            # message and logs it as one; nobody typed it, and it is the answer already read
+            self.b.skipped += 1
+            return
         first = text.split("\n", 1)[0]
         command = first[5:] if first.startswith("/run ") else first[1:] if first.startswith("!") else None
         if command is not None:

@@ -48,3 +48,44 @@ def test_markdown_without_sessions_is_not_aider(tmp_path: Path) -> None:
         load(p, format="aider")
     with pytest.raises(IngestError, match="not a session log"):
         detect(p)
+
+
+ARCHITECT = """\
+# aider chat started at 2026-04-02 09:15:00
+
+> aider --architect
+> Main model: o3 with architect edit format
+> Editor model: gpt-4.1 with editor-whole edit format
+
+#### make the health endpoint return the version$
+
+Add a `version` field to the `/health` response in `app/main.py`:
+
+1. Import `__version__`.
+2. Return it from `health()`.
+
+> Tokens: 2.1k sent, 120 received.$
+
+#### Add a `version` field to the `/health` response in `app/main.py`:$
+####$
+#### 1. Import `__version__`.$
+#### 2. Return it from `health()`.$
+
+app/main.py
+```python
+from app import __version__
+```
+
+#### Add a version field to the response, thanks$
+""".replace("$\n", "  \n")  # aider ends its lines with two spaces (Markdown breaks)
+
+
+def test_architect_handoff_is_not_a_user_message(tmp_path: Path) -> None:
+    """In architect mode aider logs the architect's answer, sent on to the editor model, as a
+    ``####`` block: nobody typed it, so it is not read as the user's words."""
+    path = tmp_path / ".aider.chat.history.md"
+    path.write_text(ARCHITECT, "utf-8")
+    users = [e for e in load(path).events if isinstance(e, UserEvent)]
+    # a user who later types words like the answer's is still the user
+    assert [(u.line, u.text) for u in users] == [(7, "make the health endpoint return the version"),
+                                                 (26, "Add a version field to the response, thanks")]

@@ -133,17 +133,22 @@ class SessionBuilder:
         # fallback and YAML accept them; spaCy, UTF-8 files and orjson do not) and no nesting
         # orjson cannot dump (255 levels)
         for ev in self.events:
-            for name, value in list(ev.__dict__.items()):
+            fixed: list[tuple[str, Any]] = []  # set after the walk over the fields, not during it
+            for name, value in ev.__dict__.items():
+                if value is None:  # most fields of most events; then text, nearly always ASCII
+                    continue
                 if isinstance(value, str):
-                    if not _is_utf8(value):
-                        setattr(ev, name, scrub_text(value))
+                    if not value.isascii() and not _is_utf8(value):
+                        fixed.append((name, scrub_text(value)))
                 elif isinstance(value, dict | list):
                     clean, cut = _clean_tree(value, MAX_DEPTH)
                     if clean is not value:
-                        setattr(ev, name, clean)
+                        fixed.append((name, clean))
                     if cut:
                         self.diag(Level.warning, f"{name} nested over {MAX_DEPTH} levels: the deeper part is "
                                   "replaced by a marker", ev.line, ev.source)
+            for name, value in fixed:
+                setattr(ev, name, value)
         self.diagnostics = [d if _is_utf8(d.message) else d.model_copy(update={"message": scrub_text(d.message)})
                             for d in self.diagnostics]  # messages quote the log's own values
         for fields in [self.session, *(part.session for part in self.parts)]:
@@ -378,7 +383,7 @@ def iter_jsonl(
                     f"{MAX_LINE_BYTES // 2**20} MiB limit)", lineno, file,
                 )
                 continue
-            if not raw.strip():
+            if raw.isspace():  # a blank line (ASCII whitespace, as bytes.strip): no copy of the line
                 continue
             builder.records += 1
             try:

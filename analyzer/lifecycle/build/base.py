@@ -63,9 +63,21 @@ class WalkBase:
         ``restart``), applied in command order."""
         self.containers = ContainerLedger()
         """Which containers the agent made and which someone else did (another project)."""
+        self.listed: dict[str, int | None] = {}
+        """Process-manager units (instance id -> PID or None) that a listing or an "already
+        started" showed running while no launch of this log runs them: a kill of their manager
+        reaches them all the same."""
+        self.unit_ids: dict[str, int] = {}
+        """Unit instance id -> its number in its manager (pm2's ``id`` column), as a listing showed it."""
+        self.unit_restarts: set[int] = set()
+        """ids of Kills that are a manager's restart (``pm2 restart``, ``kickstart -k``): each victim
+        unit starts again right after."""
         self.open_ups: dict[str, dict[int, str | None]] = {}
         """instance id -> compose ``up`` invocations still running (launch fact -> its task id):
         a harness-backgrounded or ``&``-backgrounded ``up`` runs on until its task ends."""
+        self.pending: dict[str, tuple[ToolEvent, SimpleCommand, str]] = {}
+        """background task id -> (its call, the unlisted command it runs, the host): a server once
+        the task's output shows it listening (``heard_from_task``)."""
 
     def state_from(self, fact: Fact, state: State, reason: str, relation: Relation) -> int:
         """Record ``fact`` as the evidence that its instance is now ``state`` (``reason`` in words)
@@ -89,7 +101,9 @@ class WalkBase:
         self.recent.append(inst)
 
     def instance(self, launch: Launch) -> str:
-        if launch.port is not None:
+        if launch.unit and launch.server in self.w.catalog.managers:
+            key = f"{launch.host}/{launch.server}:{launch.unit}"  # a manager's unit is its name, whatever port
+        elif launch.port is not None:
             key = f"{launch.host}:{launch.port}"
         elif launch.unit:
             key = f"{launch.host}/unit:{launch.unit}"
@@ -182,7 +196,7 @@ class WalkBase:
 
     def _server_programs(self) -> list[str]:
         if self._programs is None:
-            self._programs = sorted({p for k in self.w.catalog.kinds for p in k.programs
+            self._programs = sorted({p for k in self.w.catalog.kinds if not k.manager for p in k.programs
                                      if not any(c in p for c in "*?[") and p not in _SCRIPT_RUNNER_PROGRAMS})
         return self._programs
 
@@ -211,6 +225,12 @@ class WalkBase:
         def ended(self, inst: str, fi: int, state: State, xi: int, why: str) -> None:
             """Defined in ``build.launches``."""
         def fail_launch(self, ev: ToolEvent, launch: Launch, fi: int, reason: str, quote: str) -> None:
+            """Defined in ``build.launches``."""
+        def heard_from_task(self, ev: ToolEvent | SystemEvent) -> None:
+            """Defined in ``build.launches``."""
+        def launch_of(self, ev: ToolEvent, cmd: SimpleCommand, where: str, script: ShellScript) -> int | None:
+            """Defined in ``build.launches``."""
+        def start(self, fi: int, still_running: bool = False) -> None:
             """Defined in ``build.launches``."""
         def kills_of(self, ev: ToolEvent, script: ShellScript,
                      launches: list[tuple[SimpleCommand, int]]) -> list[tuple[Kill, killsem.KillVerdict]]:

@@ -29,8 +29,10 @@ class Builder(MessageSteps, LaunchSteps, ProbeSteps, KillSteps, ComposeSteps, Ta
             if ev.command is not None:
                 self.on_shell(ev)
             elif ev.category == "task_output" and ev.task_id:
+                self.heard_from_task(ev)
                 self.on_task_poll(ev)
             elif ev.category == "task_stop" and ev.task_id:
                 self.on_task_stop(ev)
         elif isinstance(ev, SystemEvent) and ev.task_id:
+            self.heard_from_task(ev)
             self.on_task_note(ev)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 
-from analyzer.events import ToolEvent
+from analyzer.events import SystemEvent, ToolEvent
 from analyzer.lifecycle.build._util import (
     _DETACHED_SERVERS,
     _SYSTEMCTL_START,
@@ -26,12 +26,22 @@ from analyzer.lifecycle.build._util import (
     _unit,
 )
 from analyzer.lifecycle.build.base import WalkBase
+from analyzer.lifecycle.catalog import log_file_of
 from analyzer.lifecycle.facts import (
     Failure,
     Kill,
     Launch,
     ModelDisagreement,
     State,
+)
+from analyzer.lifecycle.generic import (
+    GENERIC_HINT,
+    GENERIC_KIND,
+    command_port,
+    cut_off,
+    listening_line,
+    may_serve,
+    server_name,
 )
 from analyzer.lifecycle.probes import (
     DeadJob,
@@ -49,7 +59,9 @@ class LaunchSteps(WalkBase):
 
     def on_shell(self, ev: ToolEvent) -> None:
         assert ev.command is not None
-        if not _prefilter(self.w.catalog).search(ev.command):
+        if not _prefilter(self.w.catalog).search(ev.command) and not (
+                ev.background or GENERIC_HINT.search(ev.command)
+                or (cut_off(ev.interrupted, ev.exit_code, ev.output) and listening_line(ev.output))):
             return
         script = _normalise_hosts(self.resolver.feed(parse(ev.command)))
         launches: list[tuple[SimpleCommand, int]] = []
@@ -69,6 +81,10 @@ class LaunchSteps(WalkBase):
                 launches += found
             else:
                 probes.append(cmd)
+        generic = self.generic_launches(ev, script, launches, probes)
+        if generic:
+            probes = [c for c in probes if all(c is not g for g, _ in generic)]
+            launches = sorted(launches + generic, key=lambda pair: pair[0].position)
         kills = self.kills_of(ev, script, launches)
         self.outcomes(ev, script, launches, kills, probes)
         self.container_output(ev, script)
@@ -109,17 +125,86 @@ class LaunchSteps(WalkBase):
             task_id=ev.task_id if ev.background else None,
             detail=f"launches {label}" + (f" on {where}:{port}" if port else f" on {where}"),
         )
+        return self.add_launch(launch, guessed)
+
+    def add_launch(self, launch: Launch, guessed: bool = False) -> int:
+        """Record a launch read from a command: its instance, the ``launches`` edge, its task."""
+        ev_index = launch.event
         inst = self.instance(launch)
         launch.instance = inst
         fi = self.w.record(launch)
         if guessed:
             self.guessed_port.add(fi)
-        self.w.instances[inst].launches.append(ev.index)
-        self.w.link(f"event:{ev.index}", f"instance:{inst}", "launches", fi)
+        self.w.instances[inst].launches.append(ev_index)
+        self.w.link(f"event:{ev_index}", f"instance:{inst}", "launches", fi)
         if launch.task_id:
             self.by_task[launch.task_id] = inst
             self.task_launch[launch.task_id] = launch
         return fi
+
+    def generic_launches(self, ev: ToolEvent, script: ShellScript, launches: list[tuple[SimpleCommand, int]],
+                         others: list[SimpleCommand]) -> list[tuple[SimpleCommand, int]]:
+        """Servers no catalog kind names (``bash serve.sh``, ``PORT=8123 ./api``, ``rails server -p
+        3001``): a command among ``others`` that runs on (in the background, or a foreground call
+        the harness cut off) and whose port its flags, ``PORT=`` or its own listening line show.
+        A harness-backgrounded one whose port nothing shows yet waits for its task's output
+        (``heard_from_task``). Commands around a catalog launch (the ``bash -c`` holding it) are not
+        servers of their own."""
+        around = {p.position for c, _ in launches for p in _lineage(c, script)[1:]}
+        candidates = [c for c in others if c.position not in around and may_serve(c)
+                      and not any(o.parent == c.position for o in script.commands)]
+        if not candidates:
+            return []
+        heard = listening_line(ev.output) if ev.output and not launches and len(candidates) == 1 else None
+        foreground_cut = not ev.background and cut_off(ev.interrupted, ev.exit_code, ev.output)
+        out = []
+        for cmd in candidates:
+            runs_on = cmd.background or ev.background or cmd.via in ("tmux", "screen") \
+                or (foreground_cut and heard is not None)
+            if not runs_on:
+                continue
+            said = command_port(cmd)
+            port, source = said if said else (heard.port, "output") if heard else (None, "")
+            where = cmd.host or "local"
+            if port is None:
+                if ev.background and ev.task_id and len(candidates) == 1:
+                    self.pending[ev.task_id] = (ev, cmd, where)
+                continue
+            out.append((cmd, self.add_launch(self.generic_launch(ev, cmd, where, port, source))))
+        return out
+
+    def generic_launch(self, ev: ToolEvent, cmd: SimpleCommand, where: str, port: int, source: str) -> Launch:
+        """The ``Launch`` of a server of kind ``server``, named after its script or program."""
+        label = f"{server_name(cmd)} server"
+        shown = {"flag": "its port flag", "bind": "its address flag", "arg": "its address argument",
+                 "env": "PORT=", "output": "its listening line"}.get(source, source)
+        return Launch(event=ev.index, server=GENERIC_KIND, label=label, host=where, port=port,
+                      log_file=log_file_of(cmd), argv=list(cmd.effective_argv), command_position=cmd.position,
+                      task_id=ev.task_id if ev.background else None,
+                      detail=f"launches {label} on {where}:{port} (no catalog kind; the port from {shown})")
+
+    def heard_from_task(self, ev: ToolEvent | SystemEvent) -> None:
+        """A background task that runs an unlisted command (``npm run api``, ``./run.sh``) shows,
+        in a poll or its end notice, the line of a server listening on a port: that call launched a
+        server. Its launch is recorded now, at the call's own event, unless the port's instance
+        already changed state since that call (its history would go out of order)."""
+        task = ev.task_id or ""
+        pending = self.pending.get(task)
+        if pending is None or task in self.by_task:
+            return
+        text = ev.output if isinstance(ev, ToolEvent) else ev.text
+        heard = listening_line(text)
+        if heard is None:
+            return
+        call, cmd, where = pending
+        del self.pending[task]
+        key = f"{where}:{heard.port}"
+        known = self.w.instances.get(key)
+        if known is not None and known.history and known.history[-1].event > call.index:
+            return
+        fi = self.add_launch(self.generic_launch(call, cmd, where, heard.port, "output"))
+        self.task_bound.add(fi)  # it runs in the task's foreground: the task's end is its end
+        self.start(fi, still_running=True)
 
     def start(self, fi: int, still_running: bool = False) -> None:
         """A launch that ran: its process is live. Launched over a live starting or ready process
@@ -254,7 +339,8 @@ class LaunchSteps(WalkBase):
         if ev.background and not cmd.background and not self.w.catalog.detaches(launch.server, cmd) and not (
                 launch.server in _DETACHED_SERVERS and _detached(cmd, launch)):
             self.task_bound.add(fi)
-        if ev.background and output:
+        if output and (ev.background or (launch.server == GENERIC_KIND and cmd.background)):
+            # a generic server's own output read in the same call: its listening line is its ready line
             self.log_evidence(ev, launch.instance, launch, output)
         elif _returned_in_foreground(ev, cmd, launch) and not self.w.catalog.detaches(launch.server, cmd):
             # the tool call came back, so a server run in the foreground ended with it (an

@@ -25,6 +25,7 @@ from analyzer.lifecycle.facts import (
     Probe,
     Ready,
 )
+from analyzer.lifecycle.generic import GENERIC_KIND, listening_line
 from analyzer.lifecycle.probes import (
     failure_reason,
     listeners,
@@ -181,6 +182,8 @@ class ProbeSteps(WalkBase):
             launch.pid_event = ev.index
         fail = self.w.catalog.failure_line(kind, text)
         ready = self.w.catalog.ready_line(kind, text)
+        if ready is None and kind == GENERIC_KIND and (heard := listening_line(text)) is not None:
+            ready = heard.line  # an unlisted server's ready line is where it says it listens
         if fail:
             self.state_from(
                 Failure(event=ev.index, instance=inst, reason=failure_reason(fail), quote=fail, detail=f"its log shows: {fail}"),

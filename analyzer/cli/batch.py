@@ -14,6 +14,8 @@ from analyzer.cli._defaults import default_paths
 from analyzer.cli._exit import EXIT_FINDINGS, EXIT_TABLE, EXIT_USAGE
 from analyzer.config import ConfigError, load_config
 from analyzer.ingest.remote import is_url
+from analyzer.report.redact import Redactor
+from analyzer.report.terminal import neutralise
 from analyzer.rules.api import Severity
 from analyzer.rules.engine import SelectionError
 
@@ -139,7 +141,8 @@ def command(dirs: tuple[str, ...], out: str, fail_on: str | None, open_index: bo
     except KeyboardInterrupt:
         click.echo("analyzer batch: interrupted; finished sessions are cached for the next run", err=True)
         sys.exit(130)
-    click.echo(summary_text(run, Path(out)))
+    # session names and their errors come from the input: redacted (unless --no-redact) and inert
+    click.echo(neutralise(Redactor(enabled=run.redact)(summary_text(run, Path(out)))))
     if open_index:
         open_in_browser(Path(out) / "index.html")
     if run.results and len(run.failed) == len(run.results):  # nothing read: no verdict to give

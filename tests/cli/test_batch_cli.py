@@ -93,8 +93,23 @@ def test_open_shows_the_index_in_the_browser(tmp_path: Path) -> None:
 def test_config_exclude_skips_found_sessions_but_never_a_named_file(tmp_path: Path) -> None:
     folder = _sessions(tmp_path, "000-kill-after-ready.session.yaml")
     cfg = tmp_path / "analyzer.toml"
-    cfg.write_text('exclude = ["*/sessions/*"]\n', "utf-8")
+    cfg.write_text('exclude = ["sessions/**"]\n', "utf-8")  # relative to the config's folder
     walked = batch("--config", str(cfg), str(folder), "-o", str(tmp_path / "a"))
     assert walked.exit_code == 2 and "no session found" in walked.stderr
     named = batch("--config", str(cfg), str(folder / "000-kill-after-ready.session.yaml"), "-o", str(tmp_path / "b"))
     assert named.exit_code == 0 and "1 session(s)" in named.stdout
+
+
+def test_the_summary_redacts_and_neutralises_what_it_quotes(tmp_path: Path) -> None:
+    """A failed session's name and error are printed from the input: no secret, no live escape."""
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2  # the shape of a GitHub token
+    (folder / f"{token}.jsonl").write_text("not a session\n", "utf-8")
+    (folder / "\x1b]0;pwned\x07.jsonl").write_text("{broken\n", "utf-8")
+    result = batch(str(folder), "-o", str(tmp_path / "out"))
+    assert "2 failed" in result.stdout
+    assert token not in result.stdout and "\x1b" not in result.stdout and "\x07" not in result.stdout
+    assert "␛]0;pwned␇.jsonl" in result.stdout
+    shown = batch(str(folder), "-o", str(tmp_path / "raw"), "--no-redact")
+    assert token in shown.stdout and "\x1b" not in shown.stdout

@@ -136,3 +136,14 @@ def test_a_catalog_launch_inside_a_wrapper_is_not_a_second_server(tmp_path: Path
   - bash: PORT=8000 nohup bash -c 'uvicorn app:api --port 8000' > api.log 2>&1 &
 """)
     assert [(la.server, la.instance) for la in w.facts_of(Launch)] == [("uvicorn", "local:8000")]
+
+
+def test_a_command_naming_the_port_of_a_live_server_is_its_client(tmp_path: Path) -> None:
+    w = world(tmp_path, """\
+  - bash: nohup python -m sglang.launch_server --model-path /m --port 30000 > s.log 2>&1 &
+  - bash: curl -s localhost:30000/health
+    output: "ok"
+  - bash: nohup python bench/throughput.py --port 30000 --requests 200 > bench.log 2>&1 &
+""")
+    assert generic(w) == []
+    assert w.instances["local:30000"].launches == [0]

@@ -166,12 +166,26 @@ class LaunchSteps(WalkBase):
             said = command_port(cmd)
             port, source = said if said else (heard.port, "output") if heard else (None, "")
             where = cmd.host or "local"
+            if said and self.served_by_other(where, port, cmd):
+                continue  # `bench.py --port 30000` beside the live server on 30000: its client
             if port is None:
                 if ev.background and ev.task_id and len(candidates) == 1:
                     self.pending[ev.task_id] = (ev, cmd, where)
                 continue
             out.append((cmd, self.add_launch(self.generic_launch(ev, cmd, where, port, source))))
         return out
+
+    def served_by_other(self, where: str, port: int, cmd: SimpleCommand) -> bool:
+        """A live server of another command already listens on ``port``: an unlisted command that
+        names that port is its client (a benchmark, a load test), not a second server."""
+        argv = list(cmd.effective_argv)
+        for key in self.find(host=where, port=port):
+            history = self.w.instances[key].history
+            if not history or history[-1].state not in ("starting", "ready"):
+                continue
+            if any(isinstance(la := self.w.facts[fi], Launch) and la.argv != argv for fi in self.live.get(key, [])):
+                return True
+        return False
 
     def generic_launch(self, ev: ToolEvent, cmd: SimpleCommand, where: str, port: int, source: str) -> Launch:
         """The ``Launch`` of a server of kind ``server``, named after its script or program."""

@@ -371,3 +371,33 @@ def test_a_bad_line_in_a_run_stream_is_reported_and_the_rest_read(tmp_path: Path
     s = opencode.load(p)
     assert [(d.level, d.line) for d in s.diagnostics if d.level == Level.error] == [(Level.error, 4), (Level.error, 5)]
     assert len([e for e in s.events if isinstance(e, ToolEvent)]) == 3
+
+
+def test_a_storage_folder_is_listed_once_for_all_its_sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch loads each session of a storage folder by its file; each load needs the listing
+    (sub-agents are found by parentID). It is read once, not once per session."""
+    root = shutil.copytree(STORAGE, tmp_path / "storage")
+    reads: list[Path] = []
+    real = opencode._StorageStore._read
+    monkeypatch.setattr(opencode._StorageStore, "_read",
+                        lambda self, path, b: reads.append(path) or real(self, path, b))
+    infos = sorted((root / "session" / PROJECT).glob("*.json"))
+    loaded = [opencode.load(f).session_id for f in infos]
+    assert loaded == [f.stem for f in infos]
+    assert sorted(set(reads) & set(infos)) == infos
+    assert all(reads.count(f) == 1 for f in infos)
+    # a session added since: the next load lists the folder again
+    extra = root / "session" / PROJECT / "ses_4zzzzzzzzzffeNewNewNewNewNe.json"
+    extra.write_text(json.dumps({**json.loads(infos[0].read_text()), "id": extra.stem}))
+    (root / "message" / extra.stem).mkdir()
+    assert opencode.load(extra).session_id == extra.stem
+
+
+def test_a_session_file_updated_in_place_is_read_as_it_is_now(tmp_path: Path) -> None:
+    root = shutil.copytree(STORAGE, tmp_path / "storage")
+    f = root / "session" / PROJECT / f"{OLD}.json"
+    assert opencode.load(f).cwd == json.loads(f.read_text())["directory"]
+    info = json.loads(f.read_text())
+    f.write_text(json.dumps({**info, "directory": "/srv/moved", "title": "renamed"}))  # same folder entry
+    assert opencode.load(f).cwd == "/srv/moved"
+    assert next(r.title for r in opencode.list_sessions(root) if r.id == OLD) == "renamed"

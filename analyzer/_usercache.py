@@ -43,9 +43,11 @@ def private_dir(*parts: str) -> Path | None:
     """The cache folder (or a folder below it), made private if missing; None when the cache is
     off, the folder cannot be made, or it is not private."""
     root = cache_dir()
-    if root is None:
-        return None
-    folder = root.joinpath(*parts)
+    return None if root is None else private_folder(root.joinpath(*parts))
+
+
+def private_folder(folder: Path) -> Path | None:
+    """``folder``, made private if missing; None when it cannot be made or is not private."""
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         info = folder.stat()

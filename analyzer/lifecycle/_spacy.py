@@ -10,7 +10,9 @@ way: only the saving is lost.
 
 ``load_cached`` / ``store_cached`` keep what a pipeline build makes (the vocabulary and the built
 matchers) in the user's cache folder (``analyzer._usercache``) between processes, under a key of everything the build reads
-(``cache_key``: the pattern data's source, spaCy's and Python's versions). A missing, unreadable,
+(``cache_key``: the pattern data's source, spaCy's and Python's versions; computed without importing
+spaCy, so that ``analyzer.lifecycle.language.store`` can check its readings in a process that never
+imports it). A missing, unreadable,
 read-only, foreign or stale cache is never an error: the caller builds, as without a cache.
 """
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import importlib.util
 import os
 import pickle
 import stat
@@ -69,12 +72,22 @@ _FORMAT = b"pipeline-cache-1"
 """Bumped when what is stored changes shape, so that old files are stale."""
 
 
+def spacy_release() -> bytes:
+    """spaCy's ``about.py`` (its version), read without importing spaCy: the readings cache is
+    checked by processes that never import it. Empty when spaCy is not installed."""
+    spec = importlib.util.find_spec("spacy")  # a top-level package: found, not imported
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        try:
+            return (Path(folder) / "about.py").read_bytes()
+        except OSError:
+            continue
+    return b""
+
+
 def cache_key(*parts: bytes | str) -> str:
     """A hex digest of ``parts`` together with spaCy's, Python's and pickle's versions."""
-    from spacy.about import __version__ as spacy_version
-
     digest = hashlib.sha256(_FORMAT)
-    for part in (spacy_version, sys.version, str(pickle.HIGHEST_PROTOCOL), *parts):
+    for part in (spacy_release(), sys.version, str(pickle.HIGHEST_PROTOCOL), *parts):
         data = part.encode() if isinstance(part, str) else part
         digest.update(len(data).to_bytes(8, "little") + data)
     return digest.hexdigest()

@@ -36,6 +36,13 @@ _GATES: Final = re.compile("(?=(" + "|".join(re.escape(g) for g in _GATE_WORDS) 
 
 def find_entities(prep: Prepared, doc: Doc, pipe: Pipeline, tokens: list[Token]) -> list[Entity]:
     """The entities in the read parts of the message, ordered by position."""
+    units, ports, hosts = regex_entities(prep)
+    return choose(len(prep.masked), units, ports, token_kinds(prep, doc, pipe, tokens), hosts)
+
+
+def regex_entities(prep: Prepared) -> tuple[list[Entity], list[Entity], list[Entity]]:
+    """The units, ports and hosts the regexes find (no tokens needed: the gate's path reads these
+    without spaCy)."""
     masked = prep.masked
     parts = segments(prep)
     present = {m.group(1) for m in _GATES.finditer(prep.compact.lower())}  # overlapping: "-p" in "--port"
@@ -99,7 +106,12 @@ def find_entities(prep: Prepared, doc: Doc, pipe: Pipeline, tokens: list[Token])
             name = m.group("host")
             if _hostname_like(name):
                 hosts.append(Entity(EntityLabel.host, name.lower(), m.start("host"), m.end("host"), name))
+    return units, ports, hosts
 
+
+def token_kinds(prep: Prepared, doc: Doc, pipe: Pipeline, tokens: list[Token]) -> list[Entity]:
+    """The server kinds the kinds ``PhraseMatcher`` and the kind-named tokens find."""
+    masked = prep.masked
     kinds: list[Entity] = []
     spans = pipe.filter_spans(pipe.kinds(doc, as_spans=True))
     for span in spans:
@@ -113,11 +125,16 @@ def find_entities(prep: Prepared, doc: Doc, pipe: Pipeline, tokens: list[Token])
                 start = prep.original(token.idx)
                 kinds.append(Entity(EntityLabel.kind, P.KIND_ALIASES[prefix], start, start + len(token),
                                     token.text))
+    return kinds
 
-    # first come, first kept: units, then ports, kinds, hosts; a host may sit inside a port ("localhost:8080")
+
+def choose(size: int, units: list[Entity], ports: list[Entity], kinds: list[Entity],
+           hosts: list[Entity]) -> list[Entity]:
+    """Overlaps resolved in a text of ``size`` characters, first come, first kept: units, then
+    ports, kinds, hosts; a host may sit inside a port ("localhost:8080"). Ordered by position."""
     chosen: list[Entity] = []
-    taken = bytearray(len(masked))
-    taken_not_port = bytearray(len(masked))
+    taken = bytearray(size)
+    taken_not_port = bytearray(size)
     for group in (units, ports, kinds, hosts):
         for ent in sorted(group, key=lambda e: (e.start, -(e.end - e.start))):
             mask = taken_not_port if ent.label == EntityLabel.host else taken

@@ -1,15 +1,19 @@
-"""Reading messages: the memo, the batch through ``nlp.pipe``, and the reading each scan becomes."""
+"""Reading messages: the memo, the readings kept between processes, the gate, the batch through
+``nlp.pipe``, and the reading each scan becomes."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Final
 
+from analyzer.lifecycle.language.entities import choose, regex_entities
+from analyzer.lifecycle.language.gate import may_match
 from analyzer.lifecycle.language.intents import find_intents
 from analyzer.lifecycle.language.model import Evidence, Intent, IntentHit, MessageReading
 from analyzer.lifecycle.language.pastes import Prepared, prepare
 from analyzer.lifecycle.language.pipeline import Pipeline, pipeline
 from analyzer.lifecycle.language.scan import Hit, Scan
+from analyzer.lifecycle.language.store import forget, store
 from analyzer.lifecycle.language.targets import targets
 
 if TYPE_CHECKING:
@@ -35,7 +39,8 @@ def read_message(text: str, *, documents: bool = True) -> MessageReading:
 
 
 def read_messages(texts: Iterable[str], *, documents: bool = True) -> list[MessageReading]:
-    """Read many messages, in order, tokenizing the new ones in one ``nlp.pipe`` batch."""
+    """Read many messages, in order: each new one from the readings kept by an earlier process
+    (``store``), else through the gate, else tokenized with the others in one ``nlp.pipe`` batch."""
     cache = _CACHE if documents else _PLAIN_CACHE
     wanted = list(texts)
     found: dict[str, MessageReading] = {}
@@ -47,22 +52,58 @@ def read_messages(texts: Iterable[str], *, documents: bool = True) -> list[Messa
         else:
             found[text] = cached
     if missing:
-        pipe = pipeline()
-        prepared = [prepare(text, documents=documents) for text in missing]
-        docs = pipe.nlp.pipe(prep.compact for prep in prepared)
-        for text, prep, doc in zip(missing, prepared, docs, strict=True):
-            reading = _read(pipe, text, prep, doc)
+        kept = store()
+        fresh: list[str] = []
+        for text in missing:
+            reading = kept.get(text, documents) if kept is not None else None
+            if reading is None:
+                fresh.append(text)
+            else:
+                found[text] = reading
+        for text, (reading, tokenized) in zip(fresh, read_fresh(fresh, documents=documents), strict=True):
             found[text] = reading
+            if tokenized and kept is not None:
+                kept.put(text, documents, reading)  # the gate's readings cost less than a lookup
+        for text in missing:
             if len(cache) >= CACHE_SIZE:
                 cache.clear()
-            cache[text] = reading
+            cache[text] = found[text]
     return [found[text] for text in wanted]
 
 
+def read_fresh(texts: list[str], *, documents: bool = True, gate: bool = True) -> list[tuple[MessageReading, bool]]:
+    """Read messages without the memo or the store: each reading, and whether spaCy tokenized it
+    (False: the gate found no word a matcher could match). ``gate=False`` tokenizes every one
+    (the gate's test holds the two to the same readings)."""
+    prepared = [prepare(text, documents=documents) for text in texts]
+    out: list[tuple[MessageReading, bool] | None] = [None] * len(texts)
+    tokenize: list[int] = []
+    for k, prep in enumerate(prepared):
+        if gate and not may_match(prep.compact.lower()):
+            out[k] = (_unmatched(prep), False)
+        else:
+            tokenize.append(k)
+    if tokenize:
+        pipe = pipeline()
+        docs = pipe.nlp.pipe(prepared[k].compact for k in tokenize)
+        for k, doc in zip(tokenize, docs, strict=True):
+            out[k] = (_read(pipe, texts[k], prepared[k], doc), True)
+    return [r for r in out if r is not None]
+
+
 def clear_cache() -> None:
-    """Forget memoised readings (tests, long-running batch workers)."""
+    """Forget memoised readings (tests, long-running batch workers); readings kept between
+    processes are written out first and the store closed (a test may change the cache folder)."""
     _CACHE.clear()
     _PLAIN_CACHE.clear()
+    forget()
+
+
+def _unmatched(prep: Prepared) -> MessageReading:
+    """The reading of a message the gate stops: no cue and no kind, only the regexes' entities."""
+    units, ports, hosts = regex_entities(prep)
+    return MessageReading(intents=frozenset(), hits=(), entities=tuple(choose(len(prep.masked), units, ports, [], hosts)),
+                          skipped=prep.skipped, truncated=prep.truncated)
 
 
 def _read(pipe: Pipeline, text: str, prep: Prepared, doc: Doc) -> MessageReading:

@@ -40,20 +40,25 @@ def render_text(world: World) -> str:
 
 
 def _identity(world: World, inst: Instance) -> list[str]:
-    """What identifies an instance beyond its key: who started it (and the evidence), its unit,
-    container or stack members, the PIDs and background tasks bound to its launches."""
+    """What identifies an instance beyond its key: who started it (and the evidence), its unit (and
+    the process manager running it), the tmux/screen session hosting it, container or stack members,
+    the PIDs bound to its launches or shown by its manager, and its background tasks."""
     owner = {"agent": "the agent, in this session", "before": "someone before the log began",
              "other": "someone else during the session"}[inst.owner]
     seen = world.event(inst.owner_evidence).line if inst.owner_evidence is not None else None
     lines = [f"owner: {owner}" + (f" (line {seen})" if seen is not None else "")
              + (f": {inst.owner_detail}" if inst.owner_detail else "")]
     if inst.unit:
-        lines.append(f"unit: {inst.unit}")
+        manager = inst.server if inst.server in world.catalog.managers else None
+        lines.append(f"unit: {inst.unit}" + (f" ({manager})" if manager else ""))
+    if inst.session:
+        lines.append(f"session: {inst.session}")
     if inst.members:
         lines.append(f"members: {', '.join(inst.members)}")
     elif inst.container and not inst.container.startswith("compose"):
         lines.append(f"container: {inst.container}")
     pids = [f"{la.pid} (launch #{la.event})" for la in world.launches(inst.id) if la.pid]
+    pids += [f"{pid} (listed)" for pid in inst.pids if not any(la.pid == pid for la in world.launches(inst.id))]
     if pids:
         lines.append(f"pid: {', '.join(pids)}")
     if inst.task_ids:

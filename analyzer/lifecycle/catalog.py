@@ -10,7 +10,7 @@ import fnmatch
 import re
 from functools import cache, lru_cache
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -94,6 +94,10 @@ class CatalogError(ValueError):
     """A catalog entry from config is malformed; the message names the kind and the key."""
 
 
+UnitState = Literal["running", "stopped", "failed"]
+"""What a process manager's status word says of a unit."""
+
+
 class ServerKind(BaseModel):
     """One kind of server."""
 
@@ -134,6 +138,12 @@ class ServerKind(BaseModel):
     detach: list[list[str]] = Field(default_factory=list)
     """Argument sequences with which it detaches and the command returns at once while it serves
     on (``[--daemonize, yes]``): run in the foreground, it did not end with the command."""
+    manager: bool = False
+    """A process manager that runs servers as named units (pm2, supervisord, brew services,
+    launchd): the lifecycle's unit step reads its commands; ``Catalog.match`` never takes it."""
+    states: dict[str, UnitState] = Field(default_factory=dict)
+    """For a manager: the status words its listings print (``online``, ``FATAL``) and what each
+    says of the unit."""
 
     def detaches(self, argv: list[str]) -> bool:
         return any(argv[i:i + len(seq)] == seq for seq in self.detach for i in range(len(argv)))
@@ -192,6 +202,8 @@ class Catalog:
     def __init__(self, kinds: list[ServerKind], common_failure: list[str]) -> None:
         self.kinds = kinds
         self.by_name = {k.name: k for k in kinds}
+        self.managers = {k.name: k for k in kinds if k.manager}
+        """The process-manager kinds by name (``pm2``, ``supervisor``, ``brew``, ``launchd``)."""
         self.common_failure = common_failure
         self._ready = {k.name: [re.compile(p) for p in k.ready] for k in kinds}
         self._fail = [re.compile(p, re.M) for p in common_failure]
@@ -247,6 +259,8 @@ class Catalog:
         elif prog == "npx" and rest:
             prog, rest = _basename(rest[0]), rest[1:]
         for kind in self._kinds_running(module) if module is not None else self._kinds_named(prog):
+            if kind.manager:
+                continue  # `pm2 start app.js`: a unit of the manager, read by the lifecycle's unit step
             if kind.subcommand and module is None:
                 words = [w for w in rest if not w.startswith("-")]
                 if not any(words[: len(s)] == s for s in kind.subcommand):

@@ -47,9 +47,13 @@ class Launch(_Fact):
     task_id: str | None = None
     """The harness's background task id."""
     unit: str | None = None
-    """systemd unit."""
+    """systemd unit; for a process manager's unit (``server`` pm2, supervisor, brew, launchd) its
+    name there: the pm2 app, the supervisor program, the formula, the launchd label."""
     container: str | None = None
     """Docker container name."""
+    session: str | None = None
+    """The tmux or screen session it runs in (``tmux:api``, ``screen:api``): started with it, or
+    typed into it with ``send-keys`` / ``-X stuff``."""
     argv: list[str] = Field(default_factory=list)
     """The server process's argv (for kill matching)."""
     command_position: int = 0

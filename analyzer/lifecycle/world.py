@@ -61,7 +61,11 @@ class Instance(BaseModel):
     port: int | None = None
     """The port it listens on, when a launch, a probe or a listing showed it."""
     unit: str | None = None
-    """The systemd unit, for a unit."""
+    """The systemd unit, for a unit; the unit's name in its process manager for a pm2 app, a
+    supervisor program, a brew service or a launchd job (``server`` says which manager)."""
+    session: str | None = None
+    """The tmux or screen session hosting it (``tmux:api``): ``kill-session`` and ``send-keys C-c``
+    of that session reach it."""
     container: str | None = None
     """The container name; ``compose:<project>`` for a compose stack."""
     task_ids: list[str] = Field(default_factory=list)
@@ -78,6 +82,9 @@ class Instance(BaseModel):
     """For ``other``: what that output shows, in one sentence."""
     members: list[str] = Field(default_factory=list)
     """For a compose stack: the containers its ``up`` output showed it creating or starting."""
+    pids: list[int] = Field(default_factory=list)
+    """PIDs a process manager's output showed for it (``pm2 list``, ``supervisorctl status``,
+    ``Main PID:``), oldest first; a launch's own PID is on the launch."""
     history: list[StateChange] = Field(default_factory=list)
     """Its states in timeline order, each with the event and fact that are the evidence."""
 
@@ -92,7 +99,7 @@ class Instance(BaseModel):
         """Lower-case words (4+ letters) of its label, kind, unit and container that a message
         naming it would use ("streamlit", "worker.service"); not the generic "server"."""
         return {w.lower() for w in re.findall(r"[A-Za-z][\w.-]{3,}", " ".join(
-            filter(None, (self.label, self.server, self.unit, self.container))))} - {"server", "systemd"}
+            filter(None, (self.label, self.server, self.unit, self.container))))} - {"server", "systemd", "program"}
 
     def state_at(self, event: int, inclusive: bool = True) -> State:
         """Its state just after ``event`` (without ``inclusive``: just before it). Note the default

@@ -63,6 +63,17 @@ class WalkBase:
         ``restart``), applied in command order."""
         self.containers = ContainerLedger()
         """Which containers the agent made and which someone else did (another project)."""
+        self.listed: dict[str, int | None] = {}
+        """Process-manager units (instance id -> PID or None) that a listing or an "already
+        started" showed running while no launch of this log runs them: a kill of their manager
+        reaches them all the same."""
+        self.unit_ids: dict[str, int] = {}
+        """Unit instance id -> its number in its manager (pm2's ``id`` column), as a listing showed it."""
+        self.already: set[int] = set()
+        """Launch facts of unit starts whose manager answered that the unit runs already."""
+        self.unit_restarts: set[int] = set()
+        """ids of Kills that are a manager's restart (``pm2 restart``, ``kickstart -k``): each victim
+        unit starts again right after."""
         self.open_ups: dict[str, dict[int, str | None]] = {}
         """instance id -> compose ``up`` invocations still running (launch fact -> its task id):
         a harness-backgrounded or ``&``-backgrounded ``up`` runs on until its task ends."""
@@ -92,7 +103,9 @@ class WalkBase:
         self.recent.append(inst)
 
     def instance(self, launch: Launch) -> str:
-        if launch.port is not None:
+        if launch.unit and launch.server in self.w.catalog.managers:
+            key = f"{launch.host}/{launch.server}:{launch.unit}"  # a manager's unit is its name, whatever port
+        elif launch.port is not None:
             key = f"{launch.host}:{launch.port}"
         elif launch.unit:
             key = f"{launch.host}/unit:{launch.unit}"
@@ -185,7 +198,7 @@ class WalkBase:
 
     def _server_programs(self) -> list[str]:
         if self._programs is None:
-            self._programs = sorted({p for k in self.w.catalog.kinds for p in k.programs
+            self._programs = sorted({p for k in self.w.catalog.kinds if not k.manager for p in k.programs
                                      if not any(c in p for c in "*?[") and p not in _SCRIPT_RUNNER_PROGRAMS})
         return self._programs
 
@@ -217,6 +230,14 @@ class WalkBase:
             """Defined in ``build.launches``."""
         def heard_from_task(self, ev: ToolEvent | SystemEvent) -> None:
             """Defined in ``build.launches``."""
+        def launch_of(self, ev: ToolEvent, cmd: SimpleCommand, where: str, script: ShellScript) -> int | None:
+            """Defined in ``build.launches``."""
+        def start(self, fi: int, still_running: bool = False) -> None:
+            """Defined in ``build.launches``."""
+        def unit_process(self, inst: str, launch: Launch | None) -> killsem.Process:
+            """Defined in ``build.units``."""
+        def units_named(self, text: str) -> list[str]:
+            """Defined in ``build.units``."""
         def kills_of(self, ev: ToolEvent, script: ShellScript,
                      launches: list[tuple[SimpleCommand, int]]) -> list[tuple[Kill, killsem.KillVerdict]]:
             """Defined in ``build.kills``."""

@@ -9,10 +9,12 @@ from analyzer.lifecycle.build.launches import LaunchSteps
 from analyzer.lifecycle.build.messages import MessageSteps
 from analyzer.lifecycle.build.probes import ProbeSteps
 from analyzer.lifecycle.build.tasks import TaskSteps
+from analyzer.lifecycle.build.units import UnitSteps
 
 
-class Builder(MessageSteps, LaunchSteps, ProbeSteps, KillSteps, ComposeSteps, TaskSteps):
-    """Walks a session's events into its ``World``: facts, instances, states and edges."""
+class Builder(UnitSteps, MessageSteps, LaunchSteps, ProbeSteps, KillSteps, ComposeSteps, TaskSteps):
+    """Walks a session's events into its ``World``: facts, instances, states and edges. The unit
+    step comes first: it reads process managers' commands and hands the rest to the steps it extends."""
 
     def run(self) -> None:
         for ev in self.w.session.events:

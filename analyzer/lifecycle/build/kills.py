@@ -38,14 +38,18 @@ class KillSteps(WalkBase):
             for fi in lives:
                 launch = self.w.facts[fi]
                 assert isinstance(launch, Launch)
+                if launch.server in self.w.catalog.managers:
+                    procs.append(self.unit_process(inst, launch))  # a manager's unit: by its name there
+                    continue
                 procs.append(killsem.Process(
                     pid=launch.pid, argv=tuple(launch.argv), host=None if launch.host == "local" else launch.host,
                     kind="server", label=self.w.instances[inst].name, ref=str(fi),
                     ports=(launch.port,) if launch.port else (), unit=launch.unit, container=launch.container,
-                    task_id=launch.task_id,
+                    task_id=launch.task_id, tmux_session=launch.session.split(":", 1)[1] if launch.session else None,
                     open_files=("/dev/nvidia0", "/dev/nvidiactl") if self.w.catalog.by_name.get(launch.server)
                     and self.w.catalog.by_name[launch.server].gpu else (),
                 ))
+        procs += [self.unit_process(inst, None) for inst in self.listed]
         if self._agent_process is None:
             self._agent_process = killsem.agent_process(self.agent)
         procs.append(self._agent_process)
@@ -69,6 +73,7 @@ class KillSteps(WalkBase):
                 p = vic.process
                 launch_fi = int(p.ref) if p.ref and p.ref.isdigit() else None
                 launch = self.w.facts[launch_fi] if launch_fi is not None else None
+                listed = p.ref.removeprefix("instance:") if p.ref and p.ref.startswith("instance:") else None
                 if vic.frame is not None:
                     role, label = "shell", _frame_label(vic.frame)
                 elif p.kind in ("server", "agent", "ssh-client", "gpu", "shell"):
@@ -78,7 +83,7 @@ class KillSteps(WalkBase):
                 said = killsem.parts(vic.why)
                 victims.append(Victim(
                     label=label, reason=vic.reason, role=role,
-                    instance=launch.instance if isinstance(launch, Launch) else None,
+                    instance=launch.instance if isinstance(launch, Launch) else listed,
                     launch_event=launch.event if isinstance(launch, Launch) else None,
                     matched=vic.why.matched, subject=said.quote, match_span=said.quote_span, lead=said.lead,
                     consequence=said.consequence,

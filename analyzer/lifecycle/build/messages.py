@@ -41,7 +41,8 @@ class MessageSteps(WalkBase):
                 kinds = r.kinds if entity_fallback else ()
             if not (ports or hosts or kinds or units):
                 cur = self.current()
-                matches = [cur] if cur else []
+                # "the worker": a process manager's unit of that name, else the server in play
+                matches = self.units_named(t.text) or ([cur] if cur else [])
             else:
                 # another project's container is not what "the docker"/"the db" of this session means
                 matches = [key for key, inst in self.w.instances.items() if inst.owner != "other"
@@ -66,7 +67,7 @@ class MessageSteps(WalkBase):
             if not r.has(action):
                 continue
             targets = r.targets.get(action, ())  # type: ignore[call-overload]
-            named = any(not t.unspecified for t in targets)
+            named = any(not t.unspecified or self.units_named(t.text) for t in targets)
             insts = self.targets(targets, r) if named or r.ports or r.kinds or r.units else []
             text = ", ".join(t.text for t in targets if t.text) or "unspecified"
             fi = self.w.record(Instruction(event=ev.index, action=action, targets=insts, target_text=text,

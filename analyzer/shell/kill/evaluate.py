@@ -13,6 +13,7 @@ from analyzer.shell.kill.context import KillContext, as_written
 from analyzer.shell.kill.fuser import judge_fuser
 from analyzer.shell.kill.harness import harness_wraps_command
 from analyzer.shell.kill.killall import judge_killall
+from analyzer.shell.kill.managers import judge_brew, judge_pm2, judge_supervisorctl
 from analyzer.shell.kill.model import KillVerdict, Process
 from analyzer.shell.kill.pid import judge_kill
 from analyzer.shell.kill.pkill import judge_pkill
@@ -48,6 +49,9 @@ MECHANISMS: dict[str, Judge] = {
     "podman": judge_docker,
     "docker-compose": judge_docker,
     "podman-compose": judge_docker,
+    "pm2": judge_pm2,
+    "supervisorctl": judge_supervisorctl,
+    "brew": judge_brew,
     "tmux": judge_tmux,
     "screen": judge_screen,
     "taskkill": judge_windows,

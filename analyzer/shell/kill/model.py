@@ -18,11 +18,12 @@ ProcessKind = Literal["server", "shell", "ssh-client", "agent", "gpu", "other"]
 Mechanism = Literal[
     "pkill", "kill", "kill-pgrep", "xargs-kill", "ps-grep-kill", "lsof-kill", "nvidia-smi-kill", "pidof-kill",
     "killall", "fuser-port", "fuser-file", "systemctl", "launchctl", "docker", "docker-compose", "tmux",
-    "screen", "task-stop",
+    "screen", "task-stop", "pm2", "supervisorctl", "brew-services",
 ]
 Matched = Literal[
     "command line", "process name", "pid", "process group", "process group of a match", "port", "open file",
     "unit", "launchd job", "container", "compose container", "tmux session", "screen session", "task",
+    "pm2 app", "supervisor program", "brew service",
 ]
 """What of a process a kill selected it by."""
 AboveKind = Literal["harness", "remote-shell", "su-shell", "session-shell", "shell", "launcher", "wrapper"]
@@ -80,6 +81,13 @@ class Process(BaseModel):
     """The agent's background task that started it (Claude Code ``run_in_background``)."""
     tmux_session: str | None = None
     """The tmux (or screen) session it runs in."""
+    manager: str | None = None
+    """The process manager that runs it as a named unit: ``pm2``, ``supervisor``, ``brew`` (a systemd
+    unit or launchd job is ``unit``)."""
+    manager_name: str | None = None
+    """Its unit's name in that manager: the pm2 app, the supervisor program (``group:name``), the formula."""
+    manager_id: int | None = None
+    """Its unit's number in that manager, when a listing showed it (pm2's ``id`` column)."""
 
     @model_validator(mode="before")
     @classmethod

@@ -98,6 +98,11 @@ def _unit(why: HitReason) -> str:
             "KillMode=control-group every process of the unit dies")
 
 
+def _stops(why: HitReason) -> str:
+    """What a process manager's verb does to the unit it names."""
+    return "restarts" if why.verb in ("restart", "reload", "gracefulReload") or why.verb.startswith("startOr") else "stops"
+
+
 _SENTENCES: dict[str, Callable[[HitReason], str]] = {
     "process group of a match": lambda w: f"{w.written} -g: same process group as a match",
     "port": lambda w: f"{w.written} {w.target}/tcp: it holds a socket on local port {w.target}",
@@ -107,9 +112,14 @@ _SENTENCES: dict[str, Callable[[HitReason], str]] = {
     "container": lambda w: f"docker {w.verb} {w.target or 'every container'}: it runs in container {w.subject}",
     "compose container": lambda w: (f"docker compose {w.verb}: it runs in compose container {w.subject} "
                                     f"(service {w.target})"),
-    "tmux session": lambda w: f"tmux {w.verb} closes session {w.subject}, which runs it",
+    "tmux session": lambda w: (f"tmux send-keys -t {w.target} C-c interrupts what runs in the foreground of "
+                               f"session {w.subject}" if w.verb == "send-keys" else
+                               f"tmux {w.verb} closes session {w.subject}, which runs it"),
     "screen session": lambda w: f"screen -S {w.target} -X {w.verb} ends the session running it",
     "task": lambda w: f"{w.written} {w.target} stops the background task that started it",
+    "pm2 app": lambda w: f"pm2 {w.verb} {w.target} {_stops(w)} pm2 app {w.subject}, which runs it",
+    "supervisor program": lambda w: f"supervisorctl {w.verb} {w.target} {_stops(w)} program {w.subject}, which runs it",
+    "brew service": lambda w: f"brew services {w.verb} {w.target} {_stops(w)} the {w.subject} service, which runs it",
 }
 """The one sentence of each matched field that quotes no process text."""
 

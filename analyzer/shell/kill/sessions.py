@@ -36,6 +36,8 @@ def judge_tmux(ctx: KillContext, argv: list[str]) -> KillVerdict | None:
     if i >= len(args):
         return None
     verb = args[i]
+    if verb in ("send-keys", "send"):
+        return _interrupt(ctx, args[i + 1 :])
     if verb not in _TMUX_VERBS:
         return None
     rest = args[i + 1 :]
@@ -63,6 +65,30 @@ def judge_tmux(ctx: KillContext, argv: list[str]) -> KillVerdict | None:
                             subject=p.tmux_session, signal_name=v.signal_name)
             v.victims.append(Hit(process=p, why=why))
     v.notes.append("tmux hangs up the pane's terminal (SIGHUP): processes started with nohup or setsid survive")
+    return v
+
+
+def _interrupt(ctx: KillContext, rest: list[str]) -> KillVerdict | None:
+    """``tmux send-keys -t TARGET C-c``: the terminal sends SIGINT to the pane's foreground process,
+    the server the session was started with or typed into it (keys after it may start another)."""
+    target = next((rest[k + 1] for k, a in enumerate(rest) if a == "-t" and k + 1 < len(rest)), None)
+    keys = [a for k, a in enumerate(rest) if not a.startswith("-") and (k == 0 or rest[k - 1] != "-t")]
+    if "-l" in rest or "C-c" not in keys:
+        return None  # `-l` sends the words literally: no control key
+    v = ctx.verdict("tmux", (2, "INT"), targets=[target] if target else [])
+    if target is None:
+        v.unresolved.append("current session")
+        v.notes.append("tmux send-keys without -t types into the current pane: unknown here")
+        return v
+    hk = host_key(ctx.cmd.host)
+    procs = [p for p in ctx.processes if p.tmux_session is not None and host_key(p.host) == hk]
+    chosen = _tmux_target(target, sorted({p.tmux_session for p in procs if p.tmux_session}))
+    for p in procs:
+        if p.tmux_session in chosen:
+            why = HitReason(mechanism="tmux", matched="tmux session", verb="send-keys", target=target,
+                            subject=p.tmux_session, signal_name=v.signal_name)
+            v.victims.append(Hit(process=p, why=why))
+    v.notes.append("C-c interrupts the pane's foreground process only: one started with `&` in it runs on")
     return v
 
 

@@ -1,0 +1,136 @@
+"""What process managers print about their units: one row per unit with its state and PID.
+
+Read from the managers' documented formats:
+
+- ``pm2 list`` / ``pm2 status`` (also the table ``pm2 start|restart|stop`` print): a box table whose
+  header names the columns (``id``, ``name`` or ``App name``, ``pid``, ``status``…); statuses
+  ``online``, ``stopped``, ``errored``, ``launching``…;
+- ``supervisorctl status``: ``NAME  STATE  description`` lines, ``api  RUNNING  pid 123, uptime
+  0:01:02``, ``worker  FATAL  Exited too quickly (process log may have details)``; and the answers of
+  ``start``/``stop``/``restart``: ``api: started``, ``api: ERROR (spawn error)``;
+- ``brew services list``: ``Name  Status  User  File`` columns, statuses ``started``, ``stopped``,
+  ``none``, ``error``, ``scheduled``;
+- ``launchctl list``: ``PID  Status  Label``, PID ``-`` when not running, Status the last exit status;
+- ``systemctl status`` / ``is-active``: the ``Active:`` line (``active (running)``, ``failed``,
+  ``inactive (dead)``, ``activating (auto-restart)``) and ``Main PID: 123``; ``is-active`` prints the
+  state word alone.
+
+Each status word is mapped to what it says of the unit by the manager's catalog kind (``states``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["UnitRow", "systemd_state", "unit_rows"]
+
+
+@dataclass(frozen=True, slots=True)
+class UnitRow:
+    """One unit as a manager's output shows it."""
+
+    name: str
+    status: str
+    """The status word as printed (``online``, ``FATAL``, ``started``, a launchd exit status)."""
+    pid: int | None = None
+    ident: int | None = None
+    """pm2's numeric id."""
+    line: str = ""
+    """The line it was read from, for quotes."""
+
+
+_BOX = re.compile(r"[│|┃]")
+_SUPERVISOR_STATES = "RUNNING|STARTING|STOPPED|STOPPING|EXITED|BACKOFF|FATAL|UNKNOWN"
+_SUPERVISOR_ROW = re.compile(rf"^(?P<name>[\w.:@-]+)\s+(?P<status>{_SUPERVISOR_STATES})\b\s*(?P<rest>.*)$")
+_SUPERVISOR_ANSWER = re.compile(r"^(?P<name>[\w.:@-]+): (?P<status>started|stopped|ERROR \([^)]*\))\s*$")
+_BREW_ROW = re.compile(r"^(?P<name>[\w.@+-]+)\s+(?P<status>started|stopped|none|error|scheduled|unknown|other)\b")
+_LAUNCHCTL_ROW = re.compile(r"^(?P<pid>\d+|-)\s+(?P<status>-?\d+)\s+(?P<name>[\w.@-]+)\s*$")
+
+
+def unit_rows(manager: str, output: str) -> list[UnitRow]:
+    """The units a manager's output lists, in order (an empty list when it lists none)."""
+    reader = _READERS.get(manager)
+    return reader(output) if reader is not None and output else []
+
+
+def _pm2(output: str) -> list[UnitRow]:
+    rows: list[UnitRow] = []
+    header: list[str] | None = None
+    for line in output.splitlines():
+        if not _BOX.search(line):
+            continue
+        cells = [c.strip() for c in _BOX.split(line.strip().strip("│|┃"))]
+        low = [c.lower() for c in cells]
+        if "status" in low and ("name" in low or "app name" in low):
+            header = ["name" if c == "app name" else c for c in low]
+            continue
+        if header is None or len(cells) != len(header):
+            continue
+        row = dict(zip(header, cells, strict=True))
+        name, status = row.get("name", ""), row.get("status", "")
+        if not name or not status:
+            continue
+        pid = row.get("pid", "")
+        ident = row.get("id", "")
+        rows.append(UnitRow(name=name, status=status, pid=int(pid) if pid.isdigit() and pid != "0" else None,
+                            ident=int(ident) if ident.isdigit() else None, line=line.strip()))
+    return rows
+
+
+def _supervisor(output: str) -> list[UnitRow]:
+    rows = []
+    for line in output.splitlines():
+        line = line.strip()
+        if m := _SUPERVISOR_ROW.match(line):
+            pid = re.match(r"pid (\d+)", m.group("rest"))
+            rows.append(UnitRow(name=m.group("name"), status=m.group("status"),
+                                pid=int(pid.group(1)) if pid else None, line=line))
+        elif (m := _SUPERVISOR_ANSWER.match(line)) and "already started" not in line:
+            status = {"started": "RUNNING", "stopped": "STOPPED"}.get(m.group("status"), "FATAL")
+            rows.append(UnitRow(name=m.group("name"), status=status, line=line))
+    return rows
+
+
+def _brew(output: str) -> list[UnitRow]:
+    rows = []
+    for line in output.splitlines():
+        line = line.strip()
+        if (m := _BREW_ROW.match(line)) and not line.startswith("Name "):
+            rows.append(UnitRow(name=m.group("name"), status=m.group("status"), line=line))
+    return rows
+
+
+def _launchd(output: str) -> list[UnitRow]:
+    rows = []
+    for line in output.splitlines():
+        line = line.strip()
+        if m := _LAUNCHCTL_ROW.match(line):
+            pid = m.group("pid")
+            running = pid != "-"
+            # not running: a last exit status of 0 is a clean stop, anything else a crash or a signal
+            status = "running" if running else ("stopped" if m.group("status") == "0" else "failed")
+            rows.append(UnitRow(name=m.group("name"), status=status, pid=int(pid) if running else None, line=line))
+    return rows
+
+
+_READERS = {"pm2": _pm2, "supervisor": _supervisor, "brew": _brew, "launchd": _launchd}
+
+_ACTIVE = re.compile(r"^\s*Active:\s+(?P<state>[\w-]+)(?:\s+\((?P<sub>[^)]*)\))?", re.M)
+_MAIN_PID = re.compile(r"^\s*Main PID:\s+(\d+)", re.M)
+_IS_ACTIVE = re.compile(r"^(active|inactive|failed|activating|deactivating|reloading|unknown)\s*$", re.M)
+_SYSTEMD_STATES = {"active": "running", "reloading": "running", "activating": "running", "inactive": "stopped",
+                   "deactivating": "stopped", "failed": "failed"}
+
+
+def systemd_state(output: str) -> tuple[str, int | None, str] | None:
+    """What ``systemctl status`` or ``is-active`` says of one unit: (``running``, ``stopped`` or
+    ``failed``; its main PID when shown; the line it rests on). ``activating (auto-restart)`` is a
+    unit whose process keeps dying: failed. None when the output says neither."""
+    if m := _ACTIVE.search(output):
+        state = "failed" if m.group("sub") == "auto-restart" else _SYSTEMD_STATES.get(m.group("state"))
+        pid = _MAIN_PID.search(output)
+        return (state, int(pid.group(1)) if pid else None, m.group(0).strip()) if state else None
+    if m := _IS_ACTIVE.search(output.strip().split("\n", 1)[0] + "\n"):
+        return _SYSTEMD_STATES.get(m.group(1), "stopped"), None, m.group(1)
+    return None

@@ -24,6 +24,11 @@ import os
 import sys
 import time
 
+TYPE_CHECKING = False
+"""mypy reads a name so called as true: ``typing`` itself is an import the hook does without."""
+if TYPE_CHECKING:
+    import subprocess
+
 DEFAULT_TIMEOUT = 3.0
 """Seconds a hook may wait for a verdict (a first call also starts the server and reads the
 transcript); past it the command is allowed."""
@@ -116,8 +121,10 @@ def ask(request: bytes, deadline: float, folder: str | None = None) -> tuple[byt
 
 
 def connect(folder: str, deadline: float) -> _socket.socket:
+    """A connection to the server, starting it when none listens. A server that dies as it starts
+    (an import error, a broken install) fails this hook open at once, not at the deadline."""
     path = socket_path(folder)
-    started = False
+    server = None
     while True:
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
@@ -125,23 +132,26 @@ def connect(folder: str, deadline: float) -> _socket.socket:
             return sock
         except (FileNotFoundError, ConnectionRefusedError):
             sock.close()
-            if not started:
-                start_server(folder)
-                started = True
+            if server is None:
+                server = start_server(folder)
+            status = server.poll()
+            if status:  # 0 is a server that found another one starting: wait for that one
+                raise RuntimeError(f"the guard server exited as it started (status {status}; "
+                                   f"its errors: {os.path.join(folder, 'server.log')})") from None
             if time.monotonic() >= deadline:
                 raise TimeoutError("the guard server did not start within the time budget") from None
             time.sleep(0.02)
 
 
-def start_server(folder: str) -> None:
+def start_server(folder: str) -> subprocess.Popen[bytes]:
     """The warm server, detached from the hook (its own session: the agent's Ctrl-C is not its),
     run by this interpreter (the one the analyzer is installed in) without ``-S``."""
     import subprocess  # only a first call starts the server: not imported on every hook
 
     with open(os.path.join(folder, "server.log"), "ab") as log:
-        subprocess.Popen([sys.executable, "-m", "analyzer.guard.server", "--dir", folder],
-                         stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
-                         close_fds=True, cwd=_source_root())
+        return subprocess.Popen([sys.executable, "-m", "analyzer.guard.server", "--dir", folder],
+                                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+                                close_fds=True, cwd=_source_root())
 
 
 def stop_server(folder: str | None = None, wait: float = 5.0) -> bool:

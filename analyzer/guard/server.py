@@ -31,6 +31,7 @@ from analyzer.guard.judge import LiveWorld, guard_analyzer, proposed
 from analyzer.guard.settings import GuardSettings, guard_settings
 from analyzer.guard.tail import ASIDE_BYTES, Tail, read_aside, tail_for
 from analyzer.guard.verdict import Decision, HookCall, Reply, Verdict
+from analyzer.lifecycle.language.pipeline import pipeline
 from analyzer.pipeline import Analyzer
 
 SEND_AT_MOST = 32
@@ -68,10 +69,14 @@ class SessionState:
         return self.tail.read()
 
     def _warm(self) -> None:
-        """Load what reading a message needs (spaCy and its pipeline), through the public path."""
+        """Load what the walk over the transcript needs: the rules' and the builder's first-use work
+        (through the public path) and spaCy's pipeline. The pipeline explicitly: the warm-up's own
+        message is read from the readings kept on disk once any process has read it, without spaCy,
+        and a session's new messages would then load spaCy in the walk, after the read, not beside it."""
         self.analyzer.analyze_session(Session(path="<warm-up>", format="live", events=[
             UserEvent(index=0, text="Start the API on port 8000 and leave it running"),
             ToolEvent(index=1, name="Bash", category="shell", command="nohup uvicorn app:api --port 8000 &")]))
+        pipeline()
 
     def _fresh(self) -> LiveWorld:
         return LiveWorld(self.analyzer, self.settings, path=self.path, format=self.agent, agent=self.agent,

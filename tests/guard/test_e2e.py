@@ -162,3 +162,28 @@ def test_a_killed_server_cleans_up(guard_dir: Path, tmp_path: Path) -> None:
     while pid.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not pid.exists() and not sock.exists()
+
+
+def test_a_server_that_dies_as_it_starts_fails_the_hook_open_at_once(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A broken install (the server cannot import): the hook allows the command and logs why as
+    soon as the server has exited, instead of waiting out its whole budget for a socket."""
+    broken = tmp_path / "broken"
+    guard = broken / "analyzer" / "guard"
+    shutil.copytree(Path(__file__).parents[2] / "analyzer" / "guard", guard,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (broken / "analyzer" / "__init__.py").write_text("")
+    (guard / "server.py").write_text("raise SystemExit('an import the server needs is missing')\n")
+    folder = tmp_path / "g"
+    folder.mkdir(mode=0o700)
+    monkeypatch.setenv("ANALYZER_GUARD_DIR", str(folder))
+    monkeypatch.setenv("ANALYZER_GUARD_LOG", str(tmp_path / "guard.jsonl"))
+    payload = {"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_input": {"command": "pkill -f python"}, "tool_use_id": "t"}
+    out = subprocess.run([sys.executable, "-I", "-S", str(guard / "client.py"), "--agent", "claude-code",
+                          "--timeout", "60"], input=json.dumps(payload), capture_output=True, text=True,
+                         timeout=120)
+    assert (out.returncode, out.stdout) == (0, "")
+    record = json.loads((tmp_path / "guard.jsonl").read_text())
+    assert record["verdict"] == "allow" and "exited as it started (status 1" in record["error"]
+    assert "an import the server needs is missing" in (folder / "server.log").read_text()

@@ -27,7 +27,11 @@ class KillAfterReady(Rule):
     stops the stack in the world (a later ``up`` is a fresh start), but taking one's own stack down
     to rebuild it is how a requested change is deployed, and the labelled real sessions never
     count it as killing a server in the user's hands. Kills by PID, ``docker rm -f``/``stop`` of a
-    named container, ``systemctl`` and task stops count like ``pkill``.
+    named container, ``systemctl`` and task stops count like ``pkill``; so do a process manager's
+    stop, delete or restart of a unit (``pm2 restart api``, ``supervisorctl stop api``, ``brew
+    services restart``, ``launchctl kickstart -k``) and ``tmux kill-session`` / ``send-keys C-c`` of
+    the session hosting the server. A start of a unit that runs already (``pm2 start`` of an online
+    app, ``systemctl start`` of an active unit) changes nothing and is no kill.
 
     Known false positives:
         The user asked for the restart in words the reader missed, or in an earlier turn that no

@@ -24,6 +24,9 @@ class OverBroadKill(Rule):
         the same server of every other project on the machine; a pattern that names its own
         app, port or project (``uvicorn shop.api:app --port 8000``) is scoped, and so is a bare
         program name an agent kills its own one server by (``pkill -f uvicorn``).
+        A process manager's ``all`` is generic too: ``pm2 delete all`` / ``pm2 kill``,
+        ``supervisorctl stop|restart all`` (and ``reload``), ``brew services stop --all`` reach every
+        unit of that manager on the host, the ones other projects or the user started included.
 
     Why is this bad:
         A kill reaches every process its pattern matches, not the one meant. ``pkill -f`` matches

@@ -20,8 +20,13 @@ class UnrequestedTeardown(Rule):
         "Restart one server" that tears down three turns a one-minute change into an outage of
         the whole deployment, and the user finds out only when the other endpoints stop answering.
 
+        A user names a process manager's unit by its name ("restart the worker": the supervisor
+        program ``worker``), so ``supervisorctl restart all`` then also stops the other programs.
+
         Also flagged with no instruction at all: stopping a service the session never started (the
-        host's PostgreSQL, to free its port) while nothing asks to stop or restart anything; and
+        host's PostgreSQL, to free its port; a pm2 app, supervisor program, brew service or launchd
+        job a listing showed running, or one a stop names that no launch here started) while nothing
+        asks to stop or restart anything; and
         stopping containers someone else made during the session, as the output shows them:
         another project whose folder has the same name shares the compose project name, so its
         containers appear in this project's `docker ps` with another image than this session's

@@ -21,6 +21,7 @@ Each status word is mapped to what it says of the unit by the manager's catalog 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 __all__ = ["UnitRow", "systemd_state", "unit_rows"]
@@ -92,26 +93,22 @@ def _supervisor(output: str) -> list[UnitRow]:
     return rows
 
 
-def _brew(output: str) -> list[UnitRow]:
-    rows = []
+def _matching(rx: re.Pattern[str], output: str) -> Iterator[re.Match[str]]:
+    """``rx`` matched at every (stripped) line of ``output`` it fits."""
     for line in output.splitlines():
-        line = line.strip()
-        if (m := _BREW_ROW.match(line)) and not line.startswith("Name "):
-            rows.append(UnitRow(name=m.group("name"), status=m.group("status"), line=line))
-    return rows
+        if m := rx.match(line.strip()):
+            yield m
+
+
+def _brew(output: str) -> list[UnitRow]:
+    return [UnitRow(name=m["name"], status=m["status"], line=m.string) for m in _matching(_BREW_ROW, output)]
 
 
 def _launchd(output: str) -> list[UnitRow]:
-    rows = []
-    for line in output.splitlines():
-        line = line.strip()
-        if m := _LAUNCHCTL_ROW.match(line):
-            pid = m.group("pid")
-            running = pid != "-"
-            # not running: a last exit status of 0 is a clean stop, anything else a crash or a signal
-            status = "running" if running else ("stopped" if m.group("status") == "0" else "failed")
-            rows.append(UnitRow(name=m.group("name"), status=status, pid=int(pid) if running else None, line=line))
-    return rows
+    # not running (PID `-`): a last exit status of 0 is a clean stop, anything else a crash or a signal
+    return [UnitRow(name=m["name"], status="running" if m["pid"] != "-" else "stopped" if m["status"] == "0"
+                    else "failed", pid=int(m["pid"]) if m["pid"] != "-" else None, line=m.string)
+            for m in _matching(_LAUNCHCTL_ROW, output)]
 
 
 _READERS = {"pm2": _pm2, "supervisor": _supervisor, "brew": _brew, "launchd": _launchd}

@@ -106,11 +106,12 @@ class UnitSteps(WalkBase):
 
     def start(self, fi: int, still_running: bool = False) -> None:
         """A start of a unit that runs changes nothing (no new process, no duplicate): it runs on
-        as it was. Anything else starts as any launch does."""
+        as it was. Anything else (``pm2 start -f`` too) starts as any launch does."""
         launch = self.w.facts[fi]
         assert isinstance(launch, Launch) and launch.instance
         inst = launch.instance
-        reconciles = launch.server in self.w.catalog.managers or (
+        # `pm2 start -f` runs a second copy of the app, whatever runs
+        reconciles = (launch.server in self.w.catalog.managers and not {"-f", "--force"} & set(launch.argv)) or (
             launch.server == "systemd" and launch.argv[1:2] == ["start"])
         running = self.live_state(inst, launch.event) in _LIVE and bool(self.live.get(inst) or inst in self.listed)
         if not reconciles or not (running or fi in self.already):

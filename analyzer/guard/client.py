@@ -107,6 +107,8 @@ def ask(request: bytes, deadline: float, folder: str | None = None) -> tuple[byt
             if not chunk:
                 break
             chunks.append(chunk)
+    except TimeoutError:
+        raise TimeoutError("no verdict within the time budget (--timeout)") from None
     finally:
         sock.close()
     data = b"".join(chunks)

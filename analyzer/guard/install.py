@@ -92,7 +92,8 @@ def install(agent: str, scope: str, root: Path, home: Path, timeout: float | Non
 
 
 def uninstall(agent: str, scope: str, root: Path, home: Path) -> tuple[Path, int]:
-    """Remove exactly the guard's entries; returns the file and how many were removed."""
+    """Remove exactly the guard's entries; returns the file and how many were removed. A file left
+    with nothing but what ``install`` adds (the ``hooks`` table, Cursor's ``version``) is removed."""
     path = AGENTS[agent].config_path(scope, root, home)
     if not path.exists():
         return path, 0
@@ -108,6 +109,12 @@ def uninstall(agent: str, scope: str, root: Path, home: Path) -> tuple[Path, int
             hooks[event] = kept
         else:
             del hooks[event]
-    if removed:
+    if not removed:
+        return path, 0
+    if not hooks:
+        data.pop("hooks", None)  # install added the table: an empty one means nothing to any agent
+    if not data or (agent == "cursor" and data == {"version": 1}):
+        path.unlink()  # nothing left but what install wrote: the file install made
+    else:
         _write(path, data)
     return path, removed

@@ -187,3 +187,38 @@ def test_a_server_that_dies_as_it_starts_fails_the_hook_open_at_once(tmp_path: P
     record = json.loads((tmp_path / "guard.jsonl").read_text())
     assert record["verdict"] == "allow" and "exited as it started (status 1" in record["error"]
     assert "an import the server needs is missing" in (folder / "server.log").read_text()
+
+
+def test_a_verdict_later_than_the_budget_is_not_waited_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that takes the call and does not answer within ``--timeout``: the hook allows the
+    command and the log says the budget ran out (the server logs nothing of a call it answered late)."""
+    import socket
+    import threading
+
+    folder = tmp_path / "g"
+    folder.mkdir(mode=0o700)
+    monkeypatch.setenv("ANALYZER_GUARD_DIR", str(folder))
+    monkeypatch.setenv("ANALYZER_GUARD_LOG", str(tmp_path / "guard.jsonl"))
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(socket_path(str(folder)))
+    listener.listen(1)
+    done = threading.Event()
+
+    def stall() -> None:  # takes the request, answers only once the hook has given up
+        conn, _ = listener.accept()
+        with conn:
+            done.wait(120)
+
+    threading.Thread(target=stall, daemon=True).start()
+    try:
+        out = subprocess.run([*ANALYZER, "guard", "--agent", "claude-code", "--timeout", "0.5"],
+                             input=json.dumps({"session_id": "s", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                                               "tool_input": {"command": "pkill -f python"}, "tool_use_id": "t"}),
+                             capture_output=True, text=True, timeout=120)
+    finally:
+        done.set()
+        listener.close()
+    assert (out.returncode, out.stdout) == (0, "")
+    record = json.loads((tmp_path / "guard.jsonl").read_text())
+    assert (record["verdict"], record["command"]) == ("allow", "pkill -f python")
+    assert record["error"] == "TimeoutError: no verdict within the time budget (--timeout)"

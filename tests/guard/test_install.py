@@ -49,6 +49,23 @@ def test_install_is_idempotent_and_uninstall_restores(agent: str, scope: str, tm
     assert after == before
 
 
+@pytest.mark.parametrize("agent", sorted(AGENTS))
+def test_uninstall_leaves_the_project_as_it_was_before_install(agent: str, tmp_path: Path) -> None:
+    """No config before: none after. A config without hooks before: the same settings after, with
+    no empty ``hooks`` table (a Cursor hooks file keeps the ``version`` every such file carries)."""
+    root, home = tmp_path / "repo", tmp_path / "home"
+    path = install(agent, "project", root, home)
+    assert uninstall(agent, "project", root, home) == (path, len(AGENTS[agent].hook_entries("x")))
+    assert not path.exists()
+    path.write_text(json.dumps({"model": "keep-me"}))
+    install(agent, "project", root, home)
+    uninstall(agent, "project", root, home)
+    after = json.loads(path.read_text())
+    if agent == "cursor":
+        assert after.pop("version") == 1
+    assert after == {"model": "keep-me"}
+
+
 @pytest.mark.parametrize(("command", "ours"), [
     ("analyzer guard --agent codex", True),
     ("python -m analyzer.guard --agent gemini --timeout 5", True),

@@ -48,28 +48,8 @@ CURSOR_COMMON = {
     "workspace_roots": ["/home/u/p"], "user_email": "u@example.com",
 }
 CURSOR_PRE = {**CURSOR_COMMON, "hook_event_name": "beforeShellExecution", "command": CMD, "cwd": "/home/u/p"}
-PRE = {
-    "session_id": "abc123", "transcript_path": "/home/u/.claude/projects/p/abc123.jsonl", "cwd": "/home/u/p",
-    "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
-    "tool_input": {"command": CMD, "description": "Restart the API", "run_in_background": True},
-    "tool_use_id": "toolu_01ABC",
-}
-CODEX_PRE = {
-    "session_id": "0199-thread", "transcript_path": "/home/u/.codex/sessions/2026/10/01/rollout-x.jsonl",
-    "cwd": "/home/u/p", "hook_event_name": "PreToolUse", "model": "gpt-5-codex", "turn_id": "turn-3",
-    "tool_name": "Bash", "tool_input": {"command": CMD}, "tool_use_id": "call_77",
-}
-GEMINI_PRE = {
-    "session_id": "g-1", "transcript_path": "/home/u/.gemini/tmp/h/chats/session-1.json", "cwd": "/home/u/p",
-    "hook_event_name": "BeforeTool", "timestamp": "2026-10-01T10:00:00Z", "tool_name": "run_shell_command",
-    "tool_input": {"command": CMD, "description": "restart"},
-}
-CURSOR_PRE = {
-    "conversation_id": "c-9", "generation_id": "g-2", "hook_event_name": "beforeShellExecution",
-    "command": CMD, "cwd": "/home/u/p", "workspace_roots": ["/home/u/p"],
-}
 PRE = {"claude-code": CLAUDE_PRE, "codex": CODEX_PRE, "gemini": GEMINI_PRE, "cursor": CURSOR_PRE}
-SESSION = {"claude-code": "abc123", "codex": "0199-thread", "gemini": "g-1", "cursor": "c-9"}
+SESSION = {"claude-code": "abc123", "codex": CODEX_COMMON["session_id"], "gemini": "g-1", "cursor": "c-9"}
 
 
 @pytest.mark.parametrize("agent", sorted(PRE))

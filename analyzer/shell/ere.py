@@ -30,6 +30,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Literal
 
 from analyzer.shell import _isolate
@@ -106,12 +107,16 @@ def _load_glibc() -> _Glibc | None:
     return _Glibc(lib, handle)
 
 
-_GLIBC = _load_glibc()
+@cache
+def _glibc() -> _Glibc | None:
+    """glibc, loaded on first use: ``find_library`` runs ``ldconfig`` (~30 ms of wall time), which
+    a command that evaluates no pattern should not wait for."""
+    return _load_glibc()
 
 
 def glibc_available() -> bool:
     """True when patterns are evaluated by glibc itself rather than by the translator."""
-    return _GLIBC is not None
+    return _glibc() is not None
 
 
 class _Compiled:
@@ -124,8 +129,8 @@ class _Compiled:
         self.valid = valid
 
     def free(self) -> None:
-        if self.valid and _GLIBC is not None:
-            _GLIBC.lib.regfree(ctypes.byref(self.regex))
+        if self.valid and (glibc := _glibc()) is not None:
+            glibc.lib.regfree(ctypes.byref(self.regex))
             self.valid = False
 
 
@@ -262,12 +267,13 @@ _ISOLATED: dict[tuple[str, str, int], Span] = {}
 
 def _glibc_search(pattern: str, subject: str, flags: int) -> tuple[int, int] | Literal[False] | None:
     """(start, end) in characters of the leftmost match, False for no match, None if invalid."""
-    assert _GLIBC is not None
-    lib = _GLIBC.lib
+    glibc = _glibc()
+    assert glibc is not None
+    lib = glibc.lib
     key = (_to_c(pattern), flags)
     subj = _to_c(subject)
     with _LOCK:
-        old = lib.uselocale(_GLIBC.locale) if _GLIBC.locale is not None else None
+        old = lib.uselocale(glibc.locale) if glibc.locale is not None else None
         try:
             entry = _CACHE.get(key)
             if entry is None:
@@ -644,7 +650,7 @@ def ere_span(
     ``exact`` wraps the pattern as pgrep ``-x`` does (``^(P)$``); ``basic`` reads it as a BRE (grep
     without ``-E``)."""
     flags = _REG_ICASE if icase else 0
-    if basic and _GLIBC is not None:
+    if basic and _glibc() is not None:
         return _bounded(_glibc_search, f"^\\({pattern}\\)$" if exact else pattern, subject, flags, True)
     if basic:
         try:
@@ -653,7 +659,7 @@ def ere_span(
             return None
     if exact:
         pattern = f"^({pattern})$"
-    if _GLIBC is not None:
+    if _glibc() is not None:
         return _bounded(_glibc_search, pattern, subject, _REG_EXTENDED | flags, False)
     return translated_search(pattern, subject, icase=icase)
 

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from analyzer.lifecycle._spacy import cache_key, import_spacy, load_cached, store_cached
+from analyzer.lifecycle.language import gate
 from analyzer.lifecycle.language import patterns as P
+from analyzer.lifecycle.language.gate import pattern_groups
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -54,14 +56,15 @@ def pipeline() -> Pipeline:
 
 def cached_pipeline() -> Pipeline:
     """``build_pipeline()``, with its vocabulary and matchers kept between processes
-    (``analyzer.lifecycle._spacy``'s cache, keyed by this module's and the pattern data's source):
+    (``analyzer.lifecycle._spacy``'s cache, keyed by this module's, the pattern data's and the
+    pattern groups' (``gate``) source):
     loading them costs a third of building them. The tokenizer is made fresh either way."""
     import_spacy()
     from spacy.matcher import Matcher, PhraseMatcher
     from spacy.util import filter_spans
     from spacy.vocab import Vocab
 
-    key = cache_key(*(Path(m.__file__).read_bytes() for m in (sys.modules[__name__], P) if m.__file__))
+    key = cache_key(*(Path(m.__file__).read_bytes() for m in (sys.modules[__name__], P, gate) if m.__file__))
     stored = load_cached("spacy-pipeline", key)
     if isinstance(stored, tuple) and len(stored) == 6:
         vocab, cues, phrases, kinds, verb_forms, wild_first = stored
@@ -101,16 +104,7 @@ def build_pipeline() -> Pipeline:
     cues = Matcher(nlp.vocab, validate=True)
     phrases = PhraseMatcher(nlp.vocab, attr="LOWER")
     wild_first: set[str] = set()
-    groups: dict[str, list[P.TokenPattern]] = {
-        **P.VERB_PATTERNS,
-        **P.STATE_PATTERNS,
-        "HOLD": P.HOLD_PATTERNS,
-        "CORR": P.CORRECTION_PATTERNS,
-        "VERIFY": P.VERIFY_PATTERNS,
-        "QNOUN": P.QUESTION_NOUN_PATTERNS,
-        "QHOW": P.QUESTION_HOW_PATTERNS,
-    }
-    for label, patterns in groups.items():
+    for label, patterns in pattern_groups().items():  # the gate's vocabulary comes from the same groups
         wild: list[P.TokenPattern] = []
         fixed: set[tuple[str, ...]] = set()
         for pattern in patterns:

@@ -133,6 +133,10 @@ class ServerKind(BaseModel):
     """Regexes of log lines that mean it failed (besides the common ones)."""
     health: list[str] = Field(default_factory=list)
     """URL paths that probe it."""
+    answers: list[str] = Field(default_factory=list)
+    """Regexes of HTTP response bodies only a server of this kind gives (Django's debug 404 page,
+    Vite's ``/@vite/client`` page): a probe answered so was answered by this kind. A kind without
+    any is neutral: no answer is judged against it."""
     gpu: bool = False
     """It holds GPUs."""
     detach: list[list[str]] = Field(default_factory=list)
@@ -235,7 +239,7 @@ class Catalog:
                 err = exc.errors()[0]
                 where = ".".join(str(p) for p in err["loc"])
                 raise CatalogError(f"catalog kind {name!r}: {where}: {err['msg']}") from exc
-            for pattern in kinds[-1].ready + kinds[-1].failure:
+            for pattern in kinds[-1].ready + kinds[-1].failure + kinds[-1].answers:
                 try:
                     re.compile(pattern)
                 except re.error as exc:

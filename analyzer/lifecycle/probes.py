@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from analyzer.lifecycle.catalog import flag_value
+from analyzer.lifecycle.catalog import Catalog, ServerKind, flag_value
 from analyzer.shell.model import SimpleCommand
 
 LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "0.0.0.0", "::1", "[::1]", "::", "*", ""})
@@ -58,8 +58,19 @@ class ProbeRead:
     answered: bool | None
 
 
-def probe_of(cmd: SimpleCommand, output: str | None, exit_code: int | None, where: str) -> ProbeRead | None:
-    """The probe a command makes, with its answer judged from the output."""
+def probe_of(cmd: SimpleCommand, output: str | None, exit_code: int | None, where: str,
+             masked: str | None = None) -> ProbeRead | None:
+    """The probe a command makes, with its answer judged from the output. ``masked`` says the
+    exit status is not the probe's own (``curl … || true``, ``curl … | jq``): ``""`` when nothing
+    else shows, else the literal text its ``||`` fallback prints (``|| echo down``), whose
+    presence in the output means the probe failed."""
+    if masked is not None:
+        if masked and masked in (output or ""):
+            exit_code = 1  # the fallback ran: the probe itself failed
+        else:
+            exit_code = None  # a pipe's or a fallback's status says nothing of the probe
+            if masked:
+                output = (output or "").replace(masked, "")
     name = cmd.name
     argv = cmd.effective_argv
     text = " ".join(argv)
@@ -155,6 +166,22 @@ def listeners(output: str | None) -> dict[int, set[int]]:
     return found
 
 
+_PROCESS_NAMES = (
+    re.compile(r"users:\(\(\"(?P<name>[^\"]+)\",pid=(?P<pid>\d+)"),  # ss -p
+    re.compile(r"\s(?P<pid>\d+)/(?P<name>[\w.-]+)\s*$", re.M),  # netstat -p
+    re.compile(r"^(?P<name>\S+)\s+(?P<pid>\d+)\s", re.M),  # lsof
+)
+
+
+def listener_name(output: str, pid: int) -> str | None:
+    """The process name a port lister shows for ``pid`` (``node``, ``postgres``), when it shows one."""
+    for rx in _PROCESS_NAMES:
+        for m in rx.finditer(output):
+            if int(m.group("pid")) == pid:
+                return m.group("name")
+    return None
+
+
 def refused(output: str) -> bool:
     """``_REFUSED.search(output)``, without the regex for ASCII text: there, ignoring case is
     lowercasing, so each alternative is a substring of the lowered text (a case-insensitive
@@ -186,6 +213,25 @@ def dead_jobs(output: str | None) -> list[DeadJob]:
 
 _ALREADY_RUNNING = re.compile(r"\b(?:Another|another) [\w .-]{0,40}?(?:server|instance) is already running")
 """A server's own refusal to start beside a running copy of itself (``next dev``, lock files)."""
+
+
+def answered_by(catalog: Catalog, kind: str, body: str) -> ServerKind | None:
+    """The kind whose signature response (``answers`` in the catalog) ``body`` is, when that is
+    not ``kind``: the probe reached another server than the ``kind`` launched on that port. None
+    when ``kind`` is neutral (it lists no answers: a generic server, ``npm run dev``), when the
+    body is also one of ``kind``'s own answers, or when no kind claims it."""
+    own = catalog.by_name.get(kind)
+    if own is None or not own.answers or not body:
+        return None
+    head = body[:_ANSWER_CHARS]
+    if any(re.search(p, head, re.M) for p in own.answers):
+        return None
+    return next((k for k in catalog.kinds if k.answers and k.name != kind
+                 and any(re.search(p, head, re.M) for p in k.answers)), None)
+
+
+_ANSWER_CHARS = 20_000
+"""A response's signature is in its first part (its title, its client script)."""
 
 
 def failure_reason(line: str) -> str:

@@ -217,9 +217,11 @@ events:
   - bash: redis-cli ping
     output: PONG
 """)
-    # the last ping goes to the default port, 6379, where no known server listens: not this one's
+    # the last ping goes to the default port, 6379, where no launch of the log listens: not this
+    # one's, but a redis from before the log
     assert [(p.method, p.instance, p.answered) for p in w.facts_of(Probe)] == [
-        ("redis-ping", "local:6380", False), ("redis-ping", "local:6380", True)]
+        ("redis-ping", "local:6380", False), ("redis-ping", "local:6380", True),
+        ("redis-ping", "local:6379@before", True)]
     assert states(w, "local:6380") == [(0, "starting"), (2, "ready")]  # daemonized: not ended at 0
 
 

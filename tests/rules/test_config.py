@@ -107,13 +107,14 @@ events:
 def test_catalog_additions_reach_the_world_and_the_rules(tmp_path: Path) -> None:
     session = load(write(tmp_path / "s.session.yaml", CUSTOM_SERVER))
     plain = Analyzer(Config(), select=["kill-after-ready"]).analyze_session(session)
-    assert plain.world.instances == {} and plain.findings == []
+    # unlisted, it is a generic server (its port flag and `&` show it); the entry gives it its kind
+    assert [(i.id, i.server) for i in plain.world.instances.values()] == [("local:9100", "server")]
 
     cfg = Config(catalog={"inferd": {"label": "inferd server", "programs": ["inferd"],
                                      "port_flags": ["--listen-port"], "health": ["/healthz"]}})
     a = Analyzer(cfg, select=["kill-after-ready"]).analyze_session(session)
     assert list(a.world.instances) == ["local:9100"]
-    assert a.world.instances["local:9100"].label == "inferd server"
+    assert (a.world.instances["local:9100"].server, a.world.instances["local:9100"].label) == ("inferd", "inferd server")
     assert [(f.rule, f.anchor.index) for f in a.findings] == [("kill-after-ready", 3)]  # the pkill
 
 

@@ -58,6 +58,8 @@ class WalkBase:
         """(a call, its output's container rows): ``table_rows``' memo of the last call read."""
         self.cwd_at: dict[int, str] = {}
         """command position -> the working folder it runs in, for the call being read."""
+        self.call_script: ShellScript | None = None
+        """The parsed script of the shell call being read (a probe's ``||`` and pipes are in it)."""
         self.stack_stops: dict[int, tuple[str, bool]] = {}
         """id of a Kill that stops a whole compose stack -> (the stack's key, whether it starts again:
         ``restart``), applied in command order."""
@@ -255,7 +257,10 @@ class WalkBase:
             """Defined in ``build.tasks``."""
         def on_user(self, ev: UserEvent) -> None:
             """Defined in ``build.messages``."""
-        def probe(self, ev: ToolEvent, inst: str, method: str, target: str, answered: bool | None) -> None:
+        def probe(self, ev: ToolEvent, inst: str, method: str, target: str, answered: bool | None,
+                  foreign: str | None = None) -> None:
+            """Defined in ``build.probes``."""
+        def before_instance(self, event: int, host: str, port: int, name: str | None, why: str) -> str:
             """Defined in ``build.probes``."""
         def probe_or_log(self, ev: ToolEvent, cmd: SimpleCommand, where: str) -> None:
             """Defined in ``build.probes``."""

@@ -32,6 +32,7 @@ from analyzer.lifecycle.facts import (
     Kill,
     Launch,
     ModelDisagreement,
+    Probe,
     State,
 )
 from analyzer.lifecycle.generic import (
@@ -67,6 +68,7 @@ class LaunchSteps(WalkBase):
         launches: list[tuple[SimpleCommand, int]] = []
         probes: list[SimpleCommand] = []
         self.cwd_at = {}
+        self.call_script = script
         for cmd in script.commands:
             where = cmd.host or "local"
             if cmd.name == "cd" and len(cmd.effective_argv) == 2 and not cmd.dynamic:
@@ -166,7 +168,7 @@ class LaunchSteps(WalkBase):
             said = command_port(cmd)
             port, source = said if said else (heard.port, "output") if heard else (None, "")
             where = cmd.host or "local"
-            if said and self.served_by_other(where, port, cmd):
+            if said and self.served_by_other(where, said[0], cmd):
                 continue  # `bench.py --port 30000` beside the live server on 30000: its client
             if port is None:
                 if ev.background and ev.task_id and len(candidates) == 1:
@@ -369,6 +371,21 @@ class LaunchSteps(WalkBase):
         assert inst is not None
         if reason == "address-in-use" and launch.duplicate_of is None and not self.held_by_log(inst, fi):
             launch.collided = quote.strip()  # nothing this log started holds the port: someone else's server
+            holder = ""
+            if launch.pid_event == ev.index and launch.pid is not None and re.search(
+                    rf"(?i)(?:in use|already|kill)[^\n]*\b{launch.pid}\b", ev.output or ""):
+                # "Port 3000 is in use by process 65120": a PID in the refusal is the holder's
+                holder, launch.pid, launch.pid_event = f" (PID {launch.pid})", None, None
+            if launch.port is not None:
+                # that server is an instance of its own, from before the log (or the user's)
+                before = self.before_instance(ev.index, launch.host, launch.port, None,
+                                              f"`{' '.join(launch.argv[:4])}` found its port taken{holder}: "
+                                              f"{quote.strip()[:120]}")
+                pi = self.w.record(Probe(event=ev.index, instance=before, method="port-held",
+                                         target=f":{launch.port}", answered=True,
+                                         detail=f"the launch at event {launch.event} found :{launch.port} held"))
+                self.w.link(f"event:{ev.index}", f"instance:{before}", "conflicts-with", pi)
+                self.w.change_state(before, "ready", pi, f"it held :{launch.port} when the {launch.label} launched")
         xi = self.w.record(Failure(event=ev.index, instance=inst, reason=reason, quote=quote, launch_event=launch.event,
                                  detail=f"the {launch.label} launched here died: {quote}"))
         self.w.link(f"event:{ev.index}", f"instance:{inst}", "reports-failure", xi)

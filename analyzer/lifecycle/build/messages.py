@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from analyzer.events import AssistantEvent, UserEvent
 from analyzer.lifecycle.build._util import (
     _PASTED,
@@ -24,6 +26,24 @@ from analyzer.lifecycle.probes import (
     norm_host,
 )
 
+_LOCAL_URL = r"(?:https?://)?(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\]):(?P<port>\d{2,5})\b"
+_IN_USE = re.compile(
+    r"(?i)\b(?:i(?:'ve| have)(?: got)?|i'm|i am|we(?:'ve| have|'re| are)|my)\b[^.?!\n]{0,50}?"
+    r"\b(?:open|opened|using|use|running|up|serving|started|on)\b[^.?!\n]{0,40}?" + _LOCAL_URL)
+"""A user's sentence saying a server at a local URL is theirs and in use: "I have it open on
+localhost:3000", "I'm using http://127.0.0.1:8000", "my app is running on localhost:5173"."""
+_STATED_PID = re.compile(
+    r"(?i)\b(?:running|started|listening|serving|launched|up)\b[^.\n]{0,40}?\(?\b(?:as |with )?"
+    r"(?:pid|process id|process)\s*[:=#]?\s*(?P<pid>\d{2,8})\b")
+"""The agent naming a server's PID: "running as PID 4242", "started (pid 4242)"."""
+_PORT_IN_TEXT = re.compile(r"(?<![\d.]):(\d{2,5})\b|\bport (\d{2,5})\b")
+
+
+def _sentence_around(text: str, at: int) -> str:
+    start = max(text.rfind(".", 0, at), text.rfind("\n", 0, at)) + 1
+    ends = [e for e in (text.find(". ", at), text.find("\n", at)) if e >= 0]
+    return text[start : min(ends) if ends else len(text)]
+
 
 class MessageSteps(WalkBase):
     """Steps for user and agent messages: instructions, readiness said in words, corrections."""
@@ -45,7 +65,9 @@ class MessageSteps(WalkBase):
                 matches = self.units_named(t.text) or ([cur] if cur else [])
             else:
                 # another project's container is not what "the docker"/"the db" of this session means
+                # a server from before the log is meant only where its port is named
                 matches = [key for key, inst in self.w.instances.items() if inst.owner != "other"
+                           and (inst.owner != "before" or inst.port in ports)
                            and (not ports or inst.port in ports)
                            and (not hosts or any(norm_host(h, "local") == inst.host for h in hosts))
                            and (not kinds or any(_kind_matches(k, inst) for k in kinds))
@@ -54,6 +76,7 @@ class MessageSteps(WalkBase):
         return found
 
     def on_user(self, ev: UserEvent) -> None:
+        self.user_has_open(ev)
         r = read_message(ev.text)
         if not r.intents:
             return
@@ -118,7 +141,43 @@ class MessageSteps(WalkBase):
         acts = [f.event for f in self.w.facts if isinstance(f, Launch | Kill) and f.event < before]
         return acts[-1] if acts else None
 
+    def user_has_open(self, ev: UserEvent) -> None:
+        """The user says they are using a server at a local URL ("I have it open on
+        localhost:3000"): where no instance of this log is on that port, it is one from before the
+        log, the user's, and their words are its (medium) readiness."""
+        text = ev.text
+        if len(text) > _TYPED_LENGTH or _PASTED.match(text) or ":" not in text:
+            return
+        for m in _IN_USE.finditer(text):
+            port = int(m.group("port"))
+            if self.find(host="local", port=port) and f"local:{port}@before" not in self.w.instances:
+                continue  # the agent's own server on that port: the reader's readiness covers it
+            quote = m.group(0).strip()
+            key = self.before_instance(ev.index, "local", port, None, f"the user says: {quote!r}")
+            said = Ready(event=ev.index, instance=key, source="user", strength="medium", quote=quote,
+                         detail=f"the user says they use it: {quote!r}")
+            self.state_from(said, "ready", "the user says they use it", "asserts-ready")
+
+    def agent_pid(self, ev: AssistantEvent) -> None:
+        """The agent states a server's PID ("the API is running as PID 4242"): bound to the latest
+        live launch of the instance the sentence names by port, else of the current one, when no
+        output showed that launch's PID. Output read later still overrides it (``pid_claimed``)."""
+        for m in _STATED_PID.finditer(ev.text):
+            sentence = _sentence_around(ev.text, m.start())
+            ports = [int(p.group(1) or p.group(2)) for p in _PORT_IN_TEXT.finditer(sentence)]
+            insts = [k for p in ports for k in self.find(port=p) if self.live.get(k)] if ports else []
+            inst = insts[0] if insts else (None if ports else self.current())
+            lives = self.live.get(inst or "", [])
+            if not lives:
+                continue
+            launch = self.w.facts[lives[-1]]
+            if isinstance(launch, Launch) and launch.pid is None:
+                launch.pid, launch.pid_event = int(m.group("pid")), ev.index
+                launch.detail += f" (PID {launch.pid}, as the agent says at event {ev.index})"
+
     def on_agent(self, ev: AssistantEvent) -> None:
+        if ev.text and _STATED_PID.search(ev.text):
+            self.agent_pid(ev)
         if not ev.text or len(ev.text) > 4000:
             return  # long write-ups mix plans, history and claims; their readiness words mislead
         r = read_message(ev.text, documents=False)  # its lists are its claims, not a pasted spec

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-from analyzer.events import Event, ToolEvent
+from analyzer.events import AssistantEvent, Event, ToolEvent
 from analyzer.lifecycle.build._util import (
     _ALIVE_ONLY,
     _BIND_SECONDS,
@@ -27,12 +27,18 @@ from analyzer.lifecycle.facts import (
 )
 from analyzer.lifecycle.generic import GENERIC_KIND, listening_line
 from analyzer.lifecycle.probes import (
+    answered_by,
     failure_reason,
+    listener_name,
     listeners,
     probe_of,
     terse_pids,
 )
+from analyzer.lifecycle.world import Instance
 from analyzer.shell.model import SimpleCommand
+
+_PROBE_TOOL = re.compile(r"\s*(?:sleep \d+\s*(?:;|&&)\s*)?(?:curl|wget|nc|ncat|lsof|ss|netstat|redis-cli|http)\b")
+"""A command line that only probes or lists (its port is the thing asked about, not launched)."""
 
 
 class ProbeSteps(WalkBase):
@@ -62,9 +68,11 @@ class ProbeSteps(WalkBase):
             return
         if cmd.name in ("ss", "netstat", "lsof") and ev.output and not ev.background:
             self.bind_pids(ev, cmd, where)  # `netstat -ano | findstr :8080` names the port in another command
-        p = probe_of(cmd, ev.output, ev.exit_code, where)
+        p = probe_of(cmd, ev.output, ev.exit_code, where, masked=self.masked_by(cmd))
         if p is not None and p.port is not None:
             insts = self.find(host=p.host, port=p.port) or self.find(host="*", port=p.port)
+            # the log's own instance on the port before one from before the log
+            insts.sort(key=lambda k: self.w.instances[k].owner == "before")
             if not insts:
                 # a unit or container whose port the launch did not show: the probe teaches it
                 portless = [k for k, lives in self.live.items()
@@ -72,8 +80,15 @@ class ProbeSteps(WalkBase):
                 if len(portless) == 1:
                     self.w.instances[portless[0]].port = p.port
                     insts = portless
+            if not insts and p.answered and p.host == where and cmd.container is None \
+                    and self.unclaimed(ev, where, p.port):
+                insts = [self.before_instance(ev.index, where, p.port, None,
+                                              f"`{' '.join(cmd.argv)[:80]}` got an answer on :{p.port} before any "
+                                              "launch of this log there")]
             for inst in insts[:1]:
-                self.probe(ev, inst, p.method, p.target, p.answered)
+                other = answered_by(self.w.catalog, self.w.instances[inst].server, ev.output or "") \
+                    if p.method == "http" and p.answered else None
+                self.probe(ev, inst, p.method, p.target, p.answered, foreign=other.label if other else None)
             return
         if cmd.name in _LOG_READERS and ev.output:
             files = {a for a in argv[1:] if "/" in a or a.endswith(".log") or a.endswith(".txt")}
@@ -102,6 +117,15 @@ class ProbeSteps(WalkBase):
                 continue  # a forking server's workers, or two listeners: which one is whose is not shown
             (pid,) = pids
             insts = self.find(host=where, port=port)
+            if not insts and re.search(rf"(?<![\d.]){port}(?!\d)", ev.command or "") and self.unclaimed(ev, where, port):
+                # the agent asked about this port and something no launch of this log started listens there
+                name = listener_name(ev.output or "", pid)
+                key = self.before_instance(ev.index, where, port, name,
+                                           f"`{' '.join(cmd.argv)[:60]}` shows PID {pid}"
+                                           + (f" ({name})" if name else "") + f" listening on :{port}")
+                if asked is None:  # a lister that names the port is that port's probe (``probe_of``)
+                    self.probe(ev, key, "port-list", f"PID {pid} listening on :{port}", True)
+                continue
             for inst in insts:
                 lives = self.live.get(inst, [])
                 if not lives:
@@ -110,9 +134,65 @@ class ProbeSteps(WalkBase):
                 assert isinstance(launch, Launch)
                 if asked is None and launch.pid in (None, pid) and insts == [inst]:
                     self.probe(ev, inst, "port-list", f"PID {pid} listening on :{port}", True)
-                if launch.pid is None:
+                if launch.pid is None or self.pid_claimed(launch):
                     launch.pid, launch.pid_event = pid, ev.index
                     launch.detail += f" (PID {launch.pid}, as `{' '.join(cmd.argv)}` at event {ev.index} shows)"
+
+    def pid_claimed(self, launch: Launch) -> bool:
+        """The launch's PID is only the agent's word (``MessageSteps.agent_pid``): output overrides it."""
+        return launch.pid_event is not None and isinstance(self.w.session.events[launch.pid_event], AssistantEvent)
+
+    def masked_by(self, cmd: SimpleCommand) -> str | None:
+        """Whether the call's exit status is not ``cmd``'s own: it pipes into another command, or an
+        ``||`` later in its list runs when it fails (``curl … || true``). None: its own; ``""``:
+        masked; else the literal text its ``|| echo …`` fallback prints."""
+        script = self.call_script
+        if script is None:
+            return None
+        after = [c for c in script.commands
+                 if c.position > cmd.position and c.depth == cmd.depth and c.parent == cmd.parent]
+        for i, c in enumerate(after):
+            if c.connector == "|":
+                if i == 0:
+                    return ""
+                continue
+            if c.connector not in ("&&", "||"):
+                break  # the next list: what it does is not this probe's status
+            if c.connector == "||":
+                literal = re.split(r"\$", " ".join(c.argv[1:]))[0].strip() if c.name in ("echo", "printf") else ""
+                return literal if len(literal) >= 3 else ""
+        return None
+
+    def unclaimed(self, ev: ToolEvent, host: str, port: int) -> bool:
+        """No launch of this log can be what answers on ``port``: none listens where the log does not
+        know (a launch with no port or only its kind's default, a compose stack or container, an
+        unlisted background command), none was ever on that port, and no earlier command other
+        than a probe named the port (``rails server -p 3001 -d``: a server the walk cannot read)."""
+        if self.find(host=host, port=port) or any(t[2] == host for t in self.pending.values()):
+            return False
+        named = re.compile(rf"(?<![\d.]){port}(?!\d)")
+        for e in self.w.session.events[: ev.index]:
+            if isinstance(e, ToolEvent) and e.command and named.search(e.command) \
+                    and not _PROBE_TOOL.match(e.command):
+                return False
+        for key, lives in self.live.items():
+            inst = self.w.instances[key]
+            if inst.host != host or not lives:
+                continue
+            if inst.port is None or inst.server in ("compose", "docker") or any(fi in self.guessed_port for fi in lives):
+                return False
+        return not any(i.host == host and i.server in ("compose", "docker") for i in self.w.instances.values())
+
+    def before_instance(self, event: int, host: str, port: int, name: str | None, why: str) -> str:
+        """The instance of a server on ``host:port`` that no launch of this log started (owner
+        ``before``), made on its first evidence (``event``, ``why``); its key is the port's with
+        ``@before``, so a later launch of the agent on that port is a box of its own."""
+        key = f"{host}:{port}@before"
+        if key not in self.w.instances:
+            label = f"{name} from before the log" if name else "server from before the log"
+            self.w.instances[key] = Instance(id=key, server=GENERIC_KIND, label=label, host=host, port=port,
+                                             owner="before", owner_evidence=event, owner_detail=why)
+        return key
 
     def process_listing(self, ev: ToolEvent, where: str, output: str) -> None:
         """``pgrep -af``/``ps aux`` output names the server processes that are alive. One the world
@@ -151,13 +231,21 @@ class ProbeSteps(WalkBase):
                                "still running after the kill (process listing)")
             self.probe(ev, inst, "process-list", f"process {fact.pid or ''} {joined[:60]}".strip(), True)
 
-    def probe(self, ev: ToolEvent, inst: str, method: str, target: str, answered: bool | None) -> None:
+    def probe(self, ev: ToolEvent, inst: str, method: str, target: str, answered: bool | None,
+              foreign: str | None = None) -> None:
+        """Record a probe of ``inst`` and what its answer says of its state. ``foreign``: the answer
+        is the signature response of another kind (that label), so it did not come from ``inst``
+        and is no readiness of it."""
+        said = {True: "answered", False: "no answer", None: "unclear"}[answered]
+        if foreign:
+            said = f"answered by a {foreign}, not by the {self.w.instances[inst].label} launched there"
         fi = self.w.record(Probe(event=ev.index, instance=inst, method=method, target=target, answered=answered,
-                               detail=f"{method} probe of {target}: "
-                                      + {True: "answered", False: "no answer", None: "unclear"}[answered]))
+                               detail=f"{method} probe of {target}: {said}"))
         self.w.link(f"event:{ev.index}", f"instance:{inst}", "probes", fi)
         self.touch(inst)
         state = self.live_state(inst, ev.index)
+        if foreign:
+            return
         if answered and method not in _ALIVE_ONLY and state in ("starting", "unknown", "failed"):
             self.state_from(
                 Ready(event=ev.index, instance=inst, source="probe", strength="strong", quote=target, detail=f"{target} answered"),
@@ -177,7 +265,7 @@ class ProbeSteps(WalkBase):
         if launch and launch.log_file and f"{launch.log_file}:" in text:
             # grep over several logs prefixes each line with its file: read only this log's lines
             text = "\n".join(ln for ln in text.splitlines() if ln.startswith(f"{launch.log_file}:"))
-        if launch is not None and launch.pid is None and (own := _SERVER_PID.search(text)):
+        if launch is not None and (launch.pid is None or self.pid_claimed(launch)) and (own := _SERVER_PID.search(text)):
             launch.pid = int(own.group(1) or own.group(2))  # the server names its own process
             launch.pid_event = ev.index
         fail = self.w.catalog.failure_line(kind, text)

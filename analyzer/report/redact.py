@@ -74,9 +74,9 @@ _RULES: list[tuple[str, re.Pattern[str], int]] = [
 class _Gate:
     """Text every match of a kind contains: most text holds none, and a substring test is ~100x
     cheaper than scanning every word boundary with the full pattern. The gate never hides a secret:
-    its literals are in every match (``lower``: in the lower-cased text, for case-blind kinds), and
-    its pattern, tried only when a literal is there (or the text is not ASCII), is the match's own
-    tail with the same flags."""
+    its literals are in every match (``lower``: in the lower-cased, folded text, for case-blind
+    kinds), and its pattern, tried only when a literal is there, is the match's own tail with the
+    same flags."""
 
     any_of: tuple[str, ...]
     lower: bool = False
@@ -132,15 +132,21 @@ def _literal_index() -> list[tuple[str, bool, tuple[str, ...]]]:
 _LITERALS = _literal_index()
 
 
+_FOLD_TO_ASCII = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
+"""Every non-ASCII character ``re``'s IGNORECASE matches with an ASCII letter (İ and ı as i, ſ as s,
+the Kelvin sign as k; ``test_redact`` checks the whole of Unicode): with these made their letter,
+the lower-cased text holds a case-blind gate's literal wherever the pattern could match."""
+
+
 def _candidates(text: str) -> set[str]:
     """The kinds whose gate literals ``text`` holds: one loop over each distinct literal, not a
-    generator per kind (most texts hold none, and the loop was most of the redaction's time). For
-    non-ASCII text every case-blind kind is a candidate: its regex also matches letters such as
-    the Kelvin sign for k, so only the pattern decides."""
-    lowered = text.lower() if text.isascii() else None
+    generator per kind (most texts hold none, and the loop was most of the redaction's time). A
+    case-blind kind's literals are looked for in the lower-cased text, non-ASCII text folded first
+    (``_FOLD_TO_ASCII``): ``str.lower`` alone leaves ſ and ı, which the patterns match as s and i."""
+    lowered = text.lower() if text.isascii() else text.translate(_FOLD_TO_ASCII).lower()
     found: set[str] = set()
     for lit, lower, kinds in _LITERALS:
-        if lit in text if not lower else (lowered is None or lit in lowered):
+        if lit in (lowered if lower else text):
             found.update(kinds)
     return found
 

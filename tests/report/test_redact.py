@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from functools import partial
 
 import pytest
@@ -55,7 +56,8 @@ _NAMES = st.sampled_from(["API_KEY", "my_api_key", "Db_Key", "GH_TOKEN", "token"
                           "PassWord", "KEY_COUNT", "API_\u212aEY", "\u017fECRET", "HOME"])
 _NOISE = st.sampled_from(["", " ", "\n", "export ", "authorization", "Authorization: ", "bearer ", "https://",
                           "user:pw@host", "sk-", "sk-ant-", "ghp_", "AKIA", "hf_", "AIza", "xoxb-", "sk_live_",
-                          "eyJ", "--token ", "--api-key=", "-----BEGIN RSA PRIVATE KEY-----", "r\u00e9sum\u00e9"])
+                          "eyJ", "--token ", "--api-key=", "-----BEGIN RSA PRIVATE KEY-----", "r\u00e9sum\u00e9",
+                          "Author\u0131zation: ", "AUTHOR\u0130ZATION= ", "x-ap\u0131-key: ", "Account\u212aey="])
 _ASSIGNMENT = st.tuples(_NOISE, _NAMES, st.sampled_from(["=", " = ", ": "]), st.sampled_from(["", "'", '"']),
                         st.text("abcdefghijklmnopqrstuvwxyzABCDEF0123456789_-", min_size=0, max_size=40),
                         _NOISE).map("".join)
@@ -64,6 +66,21 @@ _ASSIGNMENT = st.tuples(_NOISE, _NAMES, st.sampled_from(["=", " = ", ": "]), st.
 @given(st.lists(_ASSIGNMENT, min_size=1, max_size=4).map(" ".join))
 def test_gates_never_change_what_is_redacted(text: str) -> None:
     assert Redactor()(text) == _without_gates(text)
+
+
+def test_the_fold_table_is_every_non_ascii_letter_ignorecase_matches() -> None:
+    # the case-blind gates search the lower-cased text with these folded: one missing would hide
+    # a match from its gate, and the secret would show
+    letter = re.compile("(?i)[a-z]")
+    found = {c: next(a for a in "abcdefghijklmnopqrstuvwxyz" if re.fullmatch(f"(?i){a}", chr(c)))
+             for c in range(0x80, sys.maxunicode + 1) if letter.fullmatch(chr(c))}
+    assert found == redact._FOLD_TO_ASCII
+
+
+@pytest.mark.parametrize("text", ["export API_\u212aEY=kelvinsignkey1", "client_\u017fecret: longsvalue1",
+                                  "author\u0131zation: bearer dotlessvalue1", "x-ap\u0131-key: dotlessvalue2"])
+def test_case_blind_kinds_are_found_through_the_folded_letters(text: str) -> None:
+    assert Redactor()(text) == _without_gates(text) != text
 
 
 def test_every_kind_has_a_gate() -> None:

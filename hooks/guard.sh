@@ -12,14 +12,15 @@
 case $0 in */*) here=${0%/*} ;; *) here=. ;; esac
 root=${CLAUDE_PLUGIN_ROOT:-$here/..}
 py=${ANALYZER_PYTHON:-}
+split=
 if [ -z "$py" ]; then
     script=$(command -v analyzer) || script=
     if [ -n "$script" ] && [ -f "$script" ] && { IFS= read -r first; IFS= read -r second || :; } < "$script"; then
         case $first in
-            '#!/bin/sh'*)  # pip's form for a long interpreter path: '''exec' "PYTHON" "$0" "$@"
+            '#!/bin/sh'*)  # pip's form for an interpreter path with a space or too long for #!
                 py=${second#*\"}; py=${py%%\"*} ;;
-            '#!'*)
-                py=${first#\#!} ;;
+            '#!'*)  # an interpreter and maybe its argument (/usr/bin/env python3); no space in its path
+                py=${first#\#!}; split=1 ;;
         esac
     fi
 fi
@@ -27,5 +28,7 @@ if [ -z "$py" ]; then
     echo "session-analyzer guard: no analyzer on PATH (pip install session-analyzer, or set ANALYZER_PYTHON); the command was not judged" >&2
     exit 1
 fi
-# unquoted: a #! line may hold an interpreter and its argument (/usr/bin/env python3)
-exec $py -I -S "$root/analyzer/guard/client.py" "$@"
+if [ -n "$split" ]; then
+    exec $py -I -S "$root/analyzer/guard/client.py" "$@"
+fi
+exec "$py" -I -S "$root/analyzer/guard/client.py" "$@"

@@ -91,15 +91,30 @@ def test_the_plugins_hook_denies_a_self_matching_restart_exactly(guard_dir: Path
         assert cwd.resolve() == root.resolve()
 
 
+def _spaced_env(dest: Path) -> Path:
+    """This environment's interpreter at a path with a space (a venv folder named "my env"): the
+    case pip writes its ``#!/bin/sh`` form for."""
+    venv = Path(sys.prefix)
+    env = dest / "my env"
+    (env / "bin").mkdir(parents=True)
+    shutil.copy2(venv / "pyvenv.cfg", env)
+    (env / "lib").symlink_to(venv / "lib")
+    python = env / "bin" / "python3"
+    python.symlink_to(Path(sys.executable).resolve())
+    return python
+
+
+@pytest.mark.skipif(sys.prefix == sys.base_prefix, reason="needs a virtual environment")
 def test_pips_long_interpreter_form_of_the_console_script_is_read(guard_dir: Path, tmp_path: Path) -> None:
-    """pip writes ``#!/bin/sh`` and an ``exec`` line when the interpreter's path is too long for ``#!``."""
+    """pip writes ``#!/bin/sh`` and an ``exec`` line when the interpreter's path has a space or is
+    too long for ``#!``."""
     root = _plugin_copy(tmp_path)
     transcript = root.parent / "plug.jsonl"
     uvicorn_transcript(transcript, "plug")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     script = bin_dir / "analyzer"
-    script.write_text(f"#!/bin/sh\n'''exec' \"{sys.executable}\" \"$0\" \"$@\"\n' '''\nimport sys\n")
+    script.write_text(f"#!/bin/sh\n'''exec' \"{_spaced_env(tmp_path)}\" \"$0\" \"$@\"\n' '''\nimport sys\n")
     script.chmod(0o755)
     path = os.pathsep.join([str(bin_dir), "/usr/bin", "/bin"])
     out = _run("bash", "PreToolUse", root, _payload(transcript, COMMAND, "toolu_long"), path)

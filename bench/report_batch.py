@@ -7,6 +7,7 @@ system) and peak RSS from ``os.wait4``'s rusage of the child. Each command runs 
 
     python bench/report_batch.py report --peers-venv /tmp/peers   # 50 MB session, analyzer vs peers
     python bench/report_batch.py report --peers-venv /tmp/peers --session A.jsonl --session B.jsonl  # real ones
+    python bench/report_batch.py report --peers-venv /tmp/peers --base 3809450  # and the analyzer at a revision
     python bench/report_batch.py batch                            # 1,000 sessions, jobs 1 vs 2, re-run
     python bench/report_batch.py batch --formats none --runs 1    # quicker: no per-session reports
 
@@ -88,10 +89,10 @@ def table(results: dict[str, list[Run]], sizes: dict[str, int]) -> dict[str, flo
     return walls
 
 
-def profile(argv: list[str], cwd: Path, top: int) -> None:
+def profile(argv: list[str], cwd: Path, top: int, env: dict[str, str] | None = None) -> None:
     """``argv`` (``python -m analyzer …``) once under pyinstrument; the functions with the most own time."""
     r = scale.run([sys.executable, "-m", "pyinstrument", "-r", "text", "-p", "flat", "-p", "flat_time=self",
-                   *argv[1:]], cwd)
+                   *argv[1:]], cwd, env)
     lines = r.out.splitlines()
     start = next((i for i, ln in enumerate(lines) if ln.startswith("Program:")), 0)
     body = [ln for ln in lines[start + 1:] if ln.strip()]
@@ -146,9 +147,16 @@ def cmd_report(args: argparse.Namespace, folder: Path) -> None:
 def report_one(args: argparse.Namespace, path: Path, folder: Path) -> None:
     """``analyzer report`` on ``path`` against the peers installed, interleaved."""
     folder.mkdir(parents=True, exist_ok=True)
-    analyzer = Contender("analyzer report", lambda o: [sys.executable, "-m", "analyzer", "report", str(path),
+    head = scale.head_env(args, folder.parent if args.session else folder)
+    lead = ["env", f"PYTHONPATH={head['PYTHONPATH']}"] if head else []
+    analyzer = Contender("analyzer report", lambda o: [*lead, sys.executable, "-m", "analyzer", "report", str(path),
                                                         "-o", str(o)], folder / "out-analyzer.html")
     contenders = [analyzer, *peer_contenders(args.peers_venv, path, folder)]
+    base = scale.base_tree(args, folder.parent if args.session else folder)
+    if base is not None:  # the same command with the code of --base, side by side
+        contenders.insert(1, Contender(f"analyzer report {base[0]}", lambda o: [
+            "env", f"PYTHONPATH={base[1]}", sys.executable, "-m", "analyzer", "report", str(path), "-o", str(o)],
+            folder / "out-analyzer-base.html"))
     for c in list(contenders):
         try:
             timed(c, folder)
@@ -162,15 +170,19 @@ def report_one(args: argparse.Namespace, path: Path, folder: Path) -> None:
         for c in contenders:
             results[c.name].append(timed(c, folder))
     walls = table(results, {c.name: size_of(c.out) for c in contenders})
-    peers = {n: w for n, w in walls.items() if n != analyzer.name}
+    cpu = {n: statistics.median(r.cpu for r in rs) for n, rs in results.items()}
+    if base is not None:
+        then = f"analyzer report {base[0]}"
+        print(f"{then} / analyzer report = {walls[then] / walls[analyzer.name]:.2f}x by wall, "
+              f"{cpu[then] / cpu[analyzer.name]:.2f}x by CPU")
+    peers = {n: w for n, w in walls.items() if not n.startswith(analyzer.name)}
     if peers:
         fastest = min(peers, key=lambda n: peers[n])
-        cpu = {n: statistics.median(r.cpu for r in rs) for n, rs in results.items()}
         target = "target > 1x for claude-code-transcripts" if args.session else "target >= 3x"
         print(f"fastest peer: {fastest}; {fastest} / analyzer report = {peers[fastest] / walls[analyzer.name]:.2f}x "
               f"by wall, {cpu[fastest] / cpu[analyzer.name]:.2f}x by CPU ({target}; medians of {args.runs} runs)")
     if args.profile:
-        profile(analyzer.argv(analyzer.out), folder, args.top)
+        profile(analyzer.argv(analyzer.out)[len(lead):], folder, args.top, head)
 
 
 # -- batch ----------------------------------------------------------------------------------------
@@ -215,6 +227,8 @@ def main(argv: list[str] | None = None) -> None:
     common.add_argument("--runs", type=int, default=3)
     common.add_argument("--profile", action="store_true", help="also profile the analyzer once (pyinstrument)")
     common.add_argument("--top", type=int, default=25, help="lines of profile to show")
+    common.add_argument("--base", metavar="REV", help="report: also time the analyzer at this git revision")
+    common.add_argument("--head", metavar="REV", help="report: the analyzer at this revision, not the working tree")
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     sub = ap.add_subparsers(dest="what", required=True)
     r = sub.add_parser("report", parents=[common], help="analyzer report against the peers on one large session")

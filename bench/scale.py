@@ -11,6 +11,7 @@ medians (and the range) of wall time, CPU time (user + system) and peak RSS, the
     python bench/scale.py corpus                    # 1,000 sessions with an archive's size profile
     python bench/scale.py tiny                      # start-up: a small fixture, --importtime too
     python bench/scale.py linear                    # phases at 5, 50 and 200 MB: exit 1 if one grows superlinearly
+    python bench/scale.py session --base 3809450    # also check with the code of that revision, side by side
 
 Inputs are generated into a temporary folder, or into ``--out DIR``, where they are kept and
 reused by later runs with the same parameters. Sessions come from ``bench/ingest.py``'s
@@ -227,16 +228,50 @@ def check_argv(paths: list[Path], extra: list[str]) -> list[str]:
     return [sys.executable, "-m", "analyzer", "check", *map(str, paths), *extra]
 
 
-def compare(paths: list[Path], runs: int, extra: list[str], cwd: Path) -> dict[str, list[Run]]:
+def export(rev: str, into: Path) -> Path:
+    """The code of git revision ``rev`` in ``into`` (``git archive``; the checkout is not touched),
+    for a side-by-side run with ``PYTHONPATH`` pointing there. Reused when already there."""
+    if not (into / "analyzer").is_dir():
+        into.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", rev], capture_output=True,
+                                 check=True)
+        subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    return into
+
+
+def base_tree(args: argparse.Namespace, folder: Path, which: str = "base") -> tuple[str, Path] | None:
+    """``(name, tree)`` of ``--base REV`` (or ``--head REV``), exported under ``folder``; None
+    without the option."""
+    rev = getattr(args, which, None)
+    if not rev:
+        return None
+    sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", rev], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    return f"at {sha}", export(rev, folder / f"tree-{sha}")
+
+
+def head_env(args: argparse.Namespace, folder: Path) -> dict[str, str] | None:
+    """``PYTHONPATH`` for the code of ``--head REV`` (committed code only, not a shared checkout's
+    unfinished edits); None: the working tree."""
+    head = base_tree(args, folder, "head")
+    return None if head is None else {"PYTHONPATH": str(head[1])}
+
+
+def compare(paths: list[Path], runs: int, extra: list[str], cwd: Path,
+            base: tuple[str, Path] | None = None, head: dict[str, str] | None = None) -> dict[str, list[Run]]:
     """``runs`` interleaved runs of each, after one untimed run of each (it writes the bytecode
-    cache and warms the page cache)."""
-    results: dict[str, list[Run]] = {"floor": [], "check": []}
-    run(floor_argv(paths), cwd)
-    run(check_argv(paths, extra), cwd)
+    cache and warms the page cache); with ``base``, also ``check`` with that tree's code; ``head``:
+    the environment of ``check`` itself (``head_env``)."""
+    todo: dict[str, tuple[list[str], dict[str, str] | None]] = {
+        "floor": (floor_argv(paths), None), "check": (check_argv(paths, extra), head)}
+    if base is not None:
+        todo[f"check {base[0]}"] = (check_argv(paths, extra), {"PYTHONPATH": str(base[1])})
+    for argv, env in todo.values():
+        run(argv, cwd, env)
+    results: dict[str, list[Run]] = {name: [] for name in todo}
     for _ in range(runs):
-        for name in results:
-            argv = floor_argv(paths) if name == "floor" else check_argv(paths, extra)
-            r = run(argv, cwd)
+        for name, (argv, env) in todo.items():
+            r = run(argv, cwd, env)
             if r.code not in (0, 1):
                 sys.exit(f"{name} failed with exit code {r.code}:\n{r.err[-2000:]}")
             results[name].append(r)
@@ -245,16 +280,19 @@ def compare(paths: list[Path], runs: int, extra: list[str], cwd: Path) -> dict[s
 
 def report(results: dict[str, list[Run]], megabytes: float, targets: str) -> None:
     med: dict[str, dict[str, float]] = {}
-    print(f"{'':8} {'wall s':>8} {'(min-max)':>13} {'CPU s':>7} {'MB/s':>7} {'peak RSS MB':>12} {'(min-max)':>13}")
+    width = max(8, *map(len, results))
+    print(f"{'':{width}} {'wall s':>8} {'(min-max)':>13} {'CPU s':>7} {'MB/s':>7} {'peak RSS MB':>12} {'(min-max)':>13}")
     for name, rs in results.items():
         walls, cpus, rss = [r.wall for r in rs], [r.cpu for r in rs], [r.rss_mb for r in rs]
         med[name] = {"wall": statistics.median(walls), "cpu": statistics.median(cpus), "rss": statistics.median(rss)}
         m = med[name]
-        print(f"{name:8} {m['wall']:8.3f} {min(walls):6.2f}-{max(walls):<6.2f} {m['cpu']:7.3f} "
+        print(f"{name:{width}} {m['wall']:8.3f} {min(walls):6.2f}-{max(walls):<6.2f} {m['cpu']:7.3f} "
               f"{megabytes / m['wall']:7.1f} {m['rss']:12.1f} {min(rss):6.0f}-{max(rss):<6.0f}")
-    f, c = med["floor"], med["check"]
-    print(f"ratio check/floor: wall {c['wall'] / f['wall']:.2f}x, CPU {c['cpu'] / f['cpu']:.2f}x, "
-          f"peak RSS {c['rss'] / f['rss']:.2f}x  (medians of {len(results['check'])} runs; {targets})")
+    f = med["floor"]
+    for name in (n for n in med if n != "floor"):
+        c = med[name]
+        print(f"ratio {name}/floor: wall {c['wall'] / f['wall']:.2f}x, CPU {c['cpu'] / f['cpu']:.2f}x, "
+              f"peak RSS {c['rss'] / f['rss']:.2f}x  (medians of {len(results[name])} runs; {targets})")
     last = results["check"][-1]
     tail = [ln for ln in last.out.strip().splitlines()[-1:]]
     print(f"check says: {tail[0] if tail else '(nothing)'}; floor read {results['floor'][-1].out.strip()}")
@@ -294,9 +332,15 @@ def importtime(paths: list[Path], extra: list[str], cwd: Path, top: int) -> None
         print(f"  {cum / 1000:7.1f} ms {name}")
 
 
-def phases(path: Path, runs: int, cwd: Path) -> None:
-    """The phases of one check in one process (``PHASES``), medians of ``runs``."""
-    medians = phase_medians(path, runs, cwd)
+def phases(path: Path, runs: int, cwd: Path, base: tuple[str, Path] | None = None,
+           head: dict[str, str] | None = None) -> None:
+    """The phases of one check in one process (``PHASES``), medians of ``runs``; with ``base``, also
+    with that tree's code (``head``: the environment of the first, ``head_env``)."""
+    if base is not None:
+        phases(path, runs, cwd, head=head)
+        print(f"... and {base[0]}:")
+    env = {"PYTHONPATH": str(base[1])} if base is not None else head
+    medians = phase_medians(path, runs, cwd, env=env)
     total = sum(medians.values())
     print(f"phases in one process (medians of {runs}; wall s, share):")
     for name, m in medians.items():
@@ -304,12 +348,13 @@ def phases(path: Path, runs: int, cwd: Path) -> None:
     print(f"  {'sum':18} {total:7.3f}  (plus interpreter start, ~0.02 s)")
 
 
-def phase_medians(path: Path, runs: int, cwd: Path, *options: str) -> dict[str, float]:
+def phase_medians(path: Path, runs: int, cwd: Path, *options: str,
+                  env: dict[str, str] | None = None) -> dict[str, float]:
     """``PHASES`` on ``path``, ``runs`` times: the median seconds of each phase (wall, or CPU with
     the option ``cpu``; ``html`` adds the report's page)."""
     times: dict[str, list[float]] = {}
     for _ in range(runs):
-        r = run([sys.executable, "-c", PHASES, str(path), *options], cwd)
+        r = run([sys.executable, "-c", PHASES, str(path), *options], cwd, env)
         if r.code != 0:
             sys.exit(f"phases failed on {path.name}:\n{r.err[-2000:]}")
         for name, secs in json.loads(r.out).items():
@@ -343,10 +388,11 @@ def cmd_linear(args: argparse.Namespace, folder: Path) -> None:
         path, said = session_input(folder, mb, None, None)
         print(said)
         inputs.append(path)
-    phase_medians(inputs[0], 1, folder, "cpu", "html")  # untimed: bytecode cache, page cache, pipeline cache
+    env = head_env(args, folder)
+    phase_medians(inputs[0], 1, folder, "cpu", "html", env=env)  # untimed: bytecode, page and pipeline caches
     measured: list[tuple[float, dict[str, float]]] = []
     for path in inputs:
-        measured.append((path.stat().st_size / 2**20, phase_medians(path, args.runs, folder, "cpu", "html")))
+        measured.append((path.stat().st_size / 2**20, phase_medians(path, args.runs, folder, "cpu", "html", env=env)))
     names = list(measured[-1][1])
     print(f"phases of one check and its HTML report in one process (CPU s, medians of {args.runs}), "
           "then s per MiB:")
@@ -385,11 +431,12 @@ def cmd_session(args: argparse.Namespace, folder: Path) -> None:
     path, said = session_input(folder, args.mb, args.entries, args.shell)
     print(said)
     size = path.stat().st_size / 2**20
-    results = compare([path], args.runs, args.check_args, folder)
+    results = compare([path], args.runs, args.check_args, folder, base_tree(args, folder),
+                      head_env(args, folder))
     targets = ("targets: wall <= 3x, peak RSS < 250 MB" if args.mb <= 100 else "target: peak RSS < 1 GB")
     report(results, size, targets)
     if args.phases:
-        phases(path, args.runs, folder)
+        phases(path, args.runs, folder, base_tree(args, folder), head_env(args, folder))
     if args.profile:
         profile([path], args.check_args, folder, args.top)
 
@@ -403,7 +450,8 @@ def cmd_corpus(args: argparse.Namespace, folder: Path) -> None:
     print(f"corpus {corpus}: {len(paths)} sessions, {total:.0f} MiB, median {sizes[len(sizes) // 2] / 1024:.0f} KiB, "
           f"p99 {sizes[int(len(sizes) * 0.99)] / 2**20:.1f} MiB, largest {sizes[-1] / 2**20:.0f} MiB "
           f"({time.perf_counter() - t0:.1f} s)")
-    results = compare([corpus], args.runs, args.check_args, folder)
+    results = compare([corpus], args.runs, args.check_args, folder, base_tree(args, folder),
+                      head_env(args, folder))
     report(results, total, "one process over the whole folder")
     if args.profile:
         profile([corpus], args.check_args, folder, args.top)
@@ -411,7 +459,8 @@ def cmd_corpus(args: argparse.Namespace, folder: Path) -> None:
 
 def cmd_tiny(args: argparse.Namespace, folder: Path) -> None:
     print(f"input: {TINY.relative_to(ROOT)} ({TINY.stat().st_size / 1024:.0f} KiB)")
-    results = compare([TINY], args.runs, args.check_args, folder)
+    results = compare([TINY], args.runs, args.check_args, folder, base_tree(args, folder),
+                      head_env(args, folder))
     report(results, TINY.stat().st_size / 2**20, "start-up: interpreter, imports, rules, catalog")
     if args.importtime:
         importtime([TINY], args.check_args, folder, args.top)
@@ -427,6 +476,8 @@ def main(argv: list[str] | None = None) -> None:
     common.add_argument("--top", type=int, default=25, help="lines of profile or import times to show")
     common.add_argument("--check-arg", dest="check_args", action="append", default=[],
                         help="extra argument for `analyzer check` (repeatable), e.g. --check-arg=--format=json")
+    common.add_argument("--base", metavar="REV", help="also time check with the code of this git revision, side by side")
+    common.add_argument("--head", metavar="REV", help="time check with the code of this revision, not the working tree")
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     sub = ap.add_subparsers(dest="what", required=True)
     s = sub.add_parser("session", parents=[common], help="one large session: check against the floor")

@@ -70,8 +70,11 @@ class Times:
             return f"event #{index}"
         if t is None:
             return "—"
-        fmt = "%H:%M:%S" if seconds else "%H:%M"
-        return t.strftime(("%Y-%m-%d " if self.multi_day else "") + fmt)
+        if self.multi_day and t.year < 1000:  # strftime's %Y pads such years by platform: keep its text
+            return t.strftime("%Y-%m-%d " + ("%H:%M:%S" if seconds else "%H:%M"))
+        # formatted by hand: strftime was most of a timeline row's clock (one per event)
+        day = f"{t.year}-{t.month:02d}-{t.day:02d} " if self.multi_day else ""
+        return f"{day}{t.hour:02d}:{t.minute:02d}:{t.second:02d}" if seconds else f"{day}{t.hour:02d}:{t.minute:02d}"
 
     def between(self, a: int, b: int) -> str:
         """How long from event ``a`` to event ``b``: ``18 s``, ``2 min``, or ``3 events``."""

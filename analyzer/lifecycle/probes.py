@@ -230,6 +230,14 @@ def answered_by(catalog: Catalog, kind: str, body: str) -> ServerKind | None:
                  and any(re.search(p, head, re.M) for p in k.answers)), None)
 
 
+def own_answer(catalog: Catalog, kind: str, body: str) -> bool:
+    """``body`` is one of the signature responses of ``kind`` itself (a Vite client page from a Vite
+    or Angular dev server): only a server of that kind gives it."""
+    own = catalog.by_name.get(kind)
+    head = body[:_ANSWER_CHARS]
+    return own is not None and any(re.search(p, head, re.M) for p in own.answers)
+
+
 _ANSWER_CHARS = 20_000
 """A response's signature is in its first part (its title, its client script)."""
 

@@ -147,3 +147,16 @@ def test_the_agent_never_overrides_a_pid_the_output_showed(tmp_path: Path) -> No
 """)
     (launch,) = w.facts_of(Launch)
     assert (launch.pid, launch.pid_event) == (5150, 0)
+
+
+def test_a_collision_of_a_launch_with_no_known_port_names_the_port_in_its_line(tmp_path: Path) -> None:
+    w = world(tmp_path, """\
+  - bash: node build/index.js
+    output: "ws server error: Error: listen EADDRINUSE: address already in use :::8765"
+    exit: 1
+  - bash: netstat -ano
+    output: "  TCP    0.0.0.0:8765   0.0.0.0:0   LISTENING   4412\\n"
+""")
+    assert before(w) == [("local:8765@before", 0, "ready")]
+    assert [(p.event, p.target) for p in w.facts_about(Probe, "local:8765@before")] == [
+        (0, ":8765"), (1, "PID 4412 listening on :8765")]

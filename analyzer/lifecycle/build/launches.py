@@ -376,16 +376,18 @@ class LaunchSteps(WalkBase):
                     rf"(?i)(?:in use|already|kill)[^\n]*\b{launch.pid}\b", ev.output or ""):
                 # "Port 3000 is in use by process 65120": a PID in the refusal is the holder's
                 holder, launch.pid, launch.pid_event = f" (PID {launch.pid})", None, None
-            if launch.port is not None:
+            named = re.search(r"[:.\s](\d{2,5})\b(?!\.)", quote)  # "address already in use :::8765"
+            port = launch.port if launch.port is not None else int(named.group(1)) if named else None
+            if port is not None:
                 # that server is an instance of its own, from before the log (or the user's)
-                before = self.before_instance(ev.index, launch.host, launch.port, None,
+                before = self.before_instance(ev.index, launch.host, port, None,
                                               f"`{' '.join(launch.argv[:4])}` found its port taken{holder}: "
                                               f"{quote.strip()[:120]}")
                 pi = self.w.record(Probe(event=ev.index, instance=before, method="port-held",
-                                         target=f":{launch.port}", answered=True,
-                                         detail=f"the launch at event {launch.event} found :{launch.port} held"))
+                                         target=f":{port}", answered=True,
+                                         detail=f"the launch at event {launch.event} found :{port} held"))
                 self.w.link(f"event:{ev.index}", f"instance:{before}", "conflicts-with", pi)
-                self.w.change_state(before, "ready", pi, f"it held :{launch.port} when the {launch.label} launched")
+                self.w.change_state(before, "ready", pi, f"it held :{port} when the {launch.label} launched")
         xi = self.w.record(Failure(event=ev.index, instance=inst, reason=reason, quote=quote, launch_event=launch.event,
                                  detail=f"the {launch.label} launched here died: {quote}"))
         self.w.link(f"event:{ev.index}", f"instance:{inst}", "reports-failure", xi)

@@ -18,6 +18,7 @@ from analyzer.lifecycle.build._util import (
     _unit,
 )
 from analyzer.lifecycle.build.base import WalkBase
+from analyzer.lifecycle.containers import container_rows
 from analyzer.lifecycle.facts import (
     Failure,
     Launch,
@@ -31,6 +32,7 @@ from analyzer.lifecycle.probes import (
     failure_reason,
     listener_name,
     listeners,
+    own_answer,
     probe_of,
     terse_pids,
 )
@@ -86,9 +88,11 @@ class ProbeSteps(WalkBase):
                                               f"`{' '.join(cmd.argv)[:80]}` got an answer on :{p.port} before any "
                                               "launch of this log there")]
             for inst in insts[:1]:
-                other = answered_by(self.w.catalog, self.w.instances[inst].server, ev.output or "") \
-                    if p.method == "http" and p.answered else None
+                kind, body = self.w.instances[inst].server, ev.output or ""
+                other = answered_by(self.w.catalog, kind, body) if p.method == "http" and p.answered else None
                 self.probe(ev, inst, p.method, p.target, p.answered, foreign=other.label if other else None)
+                if p.method == "http" and p.answered and own_answer(self.w.catalog, kind, body):
+                    self.proven_alive(ev, inst, p.port)
             return
         if cmd.name in _LOG_READERS and ev.output:
             files = {a for a in argv[1:] if "/" in a or a.endswith(".log") or a.endswith(".txt")}
@@ -129,6 +133,8 @@ class ProbeSteps(WalkBase):
             for inst in insts:
                 lives = self.live.get(inst, [])
                 if not lives:
+                    if asked is None and insts == [inst] and self.w.instances[inst].owner == "before":
+                        self.probe(ev, inst, "port-list", f"PID {pid} listening on :{port}", True)  # still there
                     continue
                 launch = self.w.facts[lives[-1]]
                 assert isinstance(launch, Launch)
@@ -137,6 +143,39 @@ class ProbeSteps(WalkBase):
                 if launch.pid is None or self.pid_claimed(launch):
                     launch.pid, launch.pid_event = pid, ev.index
                     launch.detail += f" (PID {launch.pid}, as `{' '.join(cmd.argv)}` at event {ev.index} shows)"
+
+    def proven_alive(self, ev: ToolEvent, inst: str, port: int) -> None:
+        """An answer only its kind gives shows the instance's latest launch still serving: it has
+        run since it started, whatever an early unanswered probe made of it. A compose ``up`` since
+        then whose containers a ``docker compose ps`` showed publishing this port launched onto it
+        (``ng serve --port 4200`` still answering with its Vite page after the stack's frontend took
+        4200): that ``up`` is a duplicate, as ``published_over`` finds for a server shown ready."""
+        lives = self.live.get(inst, [])
+        if not lives:
+            return
+        launch = self.w.facts[lives[-1]]
+        assert isinstance(launch, Launch)
+        for stack, s in list(self.w.instances.items()):
+            if s.server != "compose" or s.host != launch.host or not s.members:
+                continue
+            ups = [u for u in self.w.launches(stack) if u.ran and launch.event < u.event < ev.index]
+            if not ups or ups[-1].duplicate_of is not None or ups[-1].collided or ups[-1].overlaps:
+                continue
+            up = ups[-1]
+            if self.published_between(up.event, ev.index, port, set(s.members)):
+                up.overlaps.append((port, launch.event))
+                up.duplicate_of = launch.event
+                self.w.link(f"event:{up.event}", f"event:{launch.event}", "conflicts-with", self.w.position(up))
+
+    def published_between(self, start: int, end: int, port: int, members: set[str]) -> bool:
+        """A ``docker compose ps`` / ``docker ps`` table between two events shows one of ``members``
+        up and publishing ``port``."""
+        for e in self.w.session.events[start + 1 : end]:
+            if isinstance(e, ToolEvent) and e.command and "ps" in e.command and e.output and "->" in e.output \
+                    and any(r.name in members and r.status.startswith("Up") and port in r.published
+                            for r in container_rows(e.output)):
+                return True
+        return False
 
     def pid_claimed(self, launch: Launch) -> bool:
         """The launch's PID is only the agent's word (``MessageSteps.agent_pid``): output overrides it."""

@@ -60,6 +60,9 @@ class WalkBase:
         """command position -> the working folder it runs in, for the call being read."""
         self.call_script: ShellScript | None = None
         """The parsed script of the shell call being read (a probe's ``||`` and pipes are in it)."""
+        self.port_named: dict[int, tuple[int, bool]] = {}
+        """port -> (events read so far, whether a command other than a probe named it): the scan
+        ``ProbeSteps.unclaimed`` makes, extended as the walk goes instead of repeated."""
         self.stack_stops: dict[int, tuple[str, bool]] = {}
         """id of a Kill that stops a whole compose stack -> (the stack's key, whether it starts again:
         ``restart``), applied in command order."""

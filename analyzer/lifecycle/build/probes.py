@@ -209,11 +209,14 @@ class ProbeSteps(WalkBase):
         than a probe named the port (``rails server -p 3001 -d``: a server the walk cannot read)."""
         if self.find(host=host, port=port) or any(t[2] == host for t in self.pending.values()):
             return False
-        named = re.compile(rf"(?<![\d.]){port}(?!\d)")
-        for e in self.w.session.events[: ev.index]:
-            if isinstance(e, ToolEvent) and e.command and named.search(e.command) \
-                    and not _PROBE_TOOL.match(e.command):
-                return False
+        read, named = self.port_named.get(port, (0, False))
+        if not named and read < ev.index:
+            word = re.compile(rf"(?<![\d.]){port}(?!\d)")
+            named = any(isinstance(e, ToolEvent) and e.command and word.search(e.command)
+                        and not _PROBE_TOOL.match(e.command) for e in self.w.session.events[read : ev.index])
+            self.port_named[port] = (ev.index, named)
+        if named:
+            return False
         for key, lives in self.live.items():
             inst = self.w.instances[key]
             if inst.host != host or not lives:

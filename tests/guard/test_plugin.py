@@ -131,3 +131,16 @@ def test_without_an_analyzer_the_command_is_allowed_and_the_user_told(guard_dir:
     out = _run("bash", "PreToolUse", root, _payload(tmp_path / "none.jsonl", COMMAND, "toolu_x"), path)
     assert (out.returncode, out.stdout) == (1, "")
     assert "no analyzer on PATH" in out.stderr and "not judged" in out.stderr
+
+
+def test_the_repository_is_its_own_marketplace_of_this_plugin() -> None:
+    """``/plugin marketplace add <this repository>`` then ``/plugin install
+    session-analyzer-guard@session-analyzer``: the entry names the plugin and points at the root
+    that holds its manifest and hooks."""
+    market = json.loads((REPO / ".claude-plugin" / "marketplace.json").read_text())
+    manifest = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text())
+    (entry,) = market["plugins"]
+    assert (market["name"], entry["name"], entry["version"]) == (
+        "session-analyzer", manifest["name"], manifest["version"])
+    root = (REPO / entry["source"]).resolve()
+    assert (root / ".claude-plugin" / "plugin.json").is_file() and (root / "hooks" / "hooks.json").is_file()

@@ -157,7 +157,7 @@ def may_serve(cmd: SimpleCommand) -> bool:
     argv = cmd.effective_argv
     if not argv or (cmd.dynamic and "$" in argv[0]):
         return False
-    prog = PurePosixPath(argv[0].replace("\\", "/")).name.lower()
+    prog = argv[0].replace("\\", "/").rsplit("/", 1)[-1].lower()
     if prog in _NOT_SERVERS or "=" in prog:
         return False
     words = {w.lower() for w in argv[1:4]}

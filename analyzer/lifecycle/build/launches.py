@@ -152,13 +152,17 @@ class LaunchSteps(WalkBase):
         A harness-backgrounded one whose port nothing shows yet waits for its task's output
         (``heard_from_task``). Commands around a catalog launch (the ``bash -c`` holding it) are not
         servers of their own."""
-        around = {p.position for c, _ in launches for p in _lineage(c, script)[1:]}
-        candidates = [c for c in others if c.position not in around and may_serve(c)
-                      and not any(o.parent == c.position for o in script.commands)]
+        # a command that runs a nested script (`bash -c '…'`, ssh) is no server itself: its commands are
+        around = {p.position for c, _ in launches for p in _lineage(c, script)[1:]} | {
+            o.parent for o in script.commands if o.parent is not None}
+        candidates = [c for c in others if c.position not in around and may_serve(c)]
         if not candidates:
             return []
-        heard = listening_line(ev.output) if ev.output and not launches and len(candidates) == 1 else None
-        foreground_cut = not ev.background and cut_off(ev.interrupted, ev.exit_code, ev.output)
+        detached = any(c.background or c.via in ("tmux", "screen") for c in candidates) or ev.background
+        foreground_cut = not detached and cut_off(ev.interrupted, ev.exit_code, ev.output)
+        # the output is read for a listening line only where a lone candidate may be a server
+        heard = listening_line(ev.output) if (detached or foreground_cut) and ev.output and not launches \
+            and len(candidates) == 1 else None
         out = []
         for cmd in candidates:
             runs_on = cmd.background or ev.background or cmd.via in ("tmux", "screen") \

@@ -19,7 +19,8 @@ hook JSON to the reply, against a private warm server started for the run (and s
   the last call added and fork the copy that judges the next; ``--gap 0`` measures back to back);
 * process: the same warm calls as the agent runs them, a new process each (interpreter start and
   imports included), in the forms of the hook command: the one ``guard install`` writes
-  (``python -I -S …/analyzer/guard/client.py``), the Claude Code plugin's (``sh hooks/guard.sh``:
+  (``[ -f …/client.py ] && exec python -I -S …/client.py``, through ``bash -c`` as the agents run
+  it), the Claude Code plugin's (``sh hooks/guard.sh``, through ``bash -c`` too:
   the same client, its interpreter read from the ``analyzer`` script's ``#!`` line), ``python -m
   analyzer.guard`` and ``analyzer guard`` (the console script, click). Bytecode is cached as in an
   installed analyzer.
@@ -164,7 +165,7 @@ def measure(folder: Path, megabytes: float, calls: int, process_calls: int, gap:
             blocked += bool(out)
         console = Path(sys.executable).with_name("analyzer")
         plugin = f"sh {shlex.quote(str(ROOT / 'hooks' / 'guard.sh'))} --agent claude-code"
-        argvs = {"installed: python -I -S client.py": shlex.split(hook_command("claude-code")),
+        argvs = {"installed: python -I -S client.py": ["bash", "-c", hook_command("claude-code")],
                  "plugin: sh hooks/guard.sh": ["bash", "-c", plugin],
                  "python -m analyzer.guard": [sys.executable, "-m", "analyzer.guard", "--agent", "claude-code"],
                  "analyzer guard (console script)": [str(console), "guard", "--agent", "claude-code"]}

@@ -28,7 +28,16 @@ if [ -z "$py" ]; then
     echo "session-analyzer guard: no analyzer on PATH (pip install session-analyzer, or set ANALYZER_PYTHON); the command was not judged" >&2
     exit 1
 fi
+if [ ! -f "$root/analyzer/guard/client.py" ]; then  # python would exit 2, which blocks
+    echo "session-analyzer guard: no analyzer/guard/client.py under the plugin root $root; the command was not judged" >&2
+    exit 1
+fi
 if [ -n "$split" ]; then
+    case ${py##*/} in
+        python*|pypy*|'env python'*|'env pypy'*) ;;
+        *)  # a version manager's shim (pyenv, asdf): it finds the interpreter; at the console script's cost
+            exec "$script" guard "$@" ;;
+    esac
     exec $py -I -S "$root/analyzer/guard/client.py" "$@"
 fi
 exec "$py" -I -S "$root/analyzer/guard/client.py" "$@"

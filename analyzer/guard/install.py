@@ -2,10 +2,10 @@
 file, and take exactly those out again. Idempotent: installing twice leaves one set of entries;
 every other hook, setting and key of the file is kept as it was.
 
-The command written runs the hook client file directly with this interpreter, ``'…/python' -I -S
-'…/analyzer/guard/client.py' --agent NAME``: no ``site``, no package imports, no click (what a new
-process per shell command costs the agent; ``bench/README.md``). Moving the environment means
-installing again. An entry is the guard's when its command runs that file, ``analyzer guard
+The command written runs the hook client file directly with this interpreter, ``[ -f '…/client.py' ]
+&& exec '…/python' -I -S '…/analyzer/guard/client.py' --agent NAME``: no ``site``, no package
+imports, no click (what a new process per shell command costs the agent; ``bench/README.md``), and
+a hook error, not a block, once the file is gone. Moving the environment means installing again. An entry is the guard's when its command runs that file, ``analyzer guard
 --agent`` or ``python -m analyzer.guard --agent``; nothing else is touched.
 """
 
@@ -34,10 +34,13 @@ def is_ours(entry: Any) -> bool:
 
 def hook_command(agent: str, timeout: float | None = None) -> str:
     """The hook command line: this interpreter (not resolved: a venv's ``python`` is a link that
-    makes it the venv) running the client file, which imports nothing of the package."""
+    makes it the venv) running the client file, which imports nothing of the package. Every agent
+    runs it through a shell. The file is tested first: once the analyzer is uninstalled or moved
+    without ``guard uninstall``, Python would exit 2 ("can't open file"), which every agent reads as
+    "block", on every command; the failed test exits 1, a hook error the agents let pass."""
     extra = f" --timeout {timeout:g}" if timeout else ""
-    script = Path(client.__file__).resolve()
-    return f"{shlex.quote(sys.executable)} -I -S {shlex.quote(str(script))} --agent {agent}{extra}"
+    script = shlex.quote(str(Path(client.__file__).resolve()))
+    return f"[ -f {script} ] && exec {shlex.quote(sys.executable)} -I -S {script} --agent {agent}{extra}"
 
 
 def _read(path: Path) -> dict[str, Any]:

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -64,6 +66,19 @@ def test_uninstall_leaves_the_project_as_it_was_before_install(agent: str, tmp_p
     if agent == "cursor":
         assert after.pop("version") == 1
     assert after == {"model": "keep-me"}
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_an_installed_hook_whose_client_is_gone_fails_without_blocking(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The analyzer uninstalled (or moved) before ``guard uninstall``: Python would exit 2 on the
+    missing file, which every agent reads as "block"; the command written exits 1, a hook error."""
+    gone = tmp_path / "site-packages" / "analyzer" / "guard" / "client.py"
+    monkeypatch.setattr("analyzer.guard.install.client.__file__", str(gone))
+    command = hook_command("codex")
+    assert is_ours({"type": "command", "command": command})
+    out = subprocess.run(["bash", "-c", command], input="{}", capture_output=True, text=True, timeout=60)
+    assert (out.returncode, out.stdout) == (1, "")
 
 
 @pytest.mark.parametrize(("command", "ours"), [

@@ -144,3 +144,28 @@ def test_the_repository_is_its_own_marketplace_of_this_plugin() -> None:
         "session-analyzer", manifest["name"], manifest["version"])
     root = (REPO / entry["source"]).resolve()
     assert (root / ".claude-plugin" / "plugin.json").is_file() and (root / "hooks" / "hooks.json").is_file()
+
+
+def test_a_version_managers_shim_is_run_as_the_console_script(guard_dir: Path, tmp_path: Path) -> None:
+    """pyenv's and asdf's ``analyzer`` on PATH is a shell script (``#!/usr/bin/env bash``) that finds
+    the interpreter itself: the hook runs it (``analyzer guard``), it does not run bash as Python."""
+    root = _plugin_copy(tmp_path)
+    transcript = root.parent / "plug.jsonl"
+    uvicorn_transcript(transcript, "plug")
+    bin_dir = tmp_path / "shims"
+    bin_dir.mkdir()
+    shim = bin_dir / "analyzer"
+    shim.write_text(f'#!/usr/bin/env bash\nexec "{Path(sys.executable).parent / "analyzer"}" "$@"\n')
+    shim.chmod(0o755)
+    path = os.pathsep.join([str(bin_dir), "/usr/bin", "/bin"])
+    out = _run("bash", "PreToolUse", root, _payload(transcript, COMMAND, "toolu_shim"), path)
+    assert (out.returncode, json.loads(out.stdout)) == (0, DENY), out.stderr
+
+
+def test_a_plugin_root_without_the_client_is_a_hook_error_not_a_block(tmp_path: Path) -> None:
+    """Python exits 2 on a file it cannot open, and exit 2 blocks: the hook tests the file first."""
+    root = tmp_path / "plugin"
+    shutil.copytree(REPO / "hooks", root / "hooks")
+    out = _run("bash", "PreToolUse", root, _payload(tmp_path / "none.jsonl", COMMAND, "toolu_y"), _path_with_analyzer())
+    assert (out.returncode, out.stdout) == (1, "")
+    assert "no analyzer/guard/client.py under the plugin root" in out.stderr

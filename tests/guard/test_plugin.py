@@ -104,20 +104,27 @@ def _spaced_env(dest: Path) -> Path:
     return python
 
 
+def _hook_with_console_script(tmp_path: Path, text: str) -> subprocess.CompletedProcess[str]:
+    """The self-matching restart through the plugin's hook, with ``text`` as the ``analyzer``
+    script on PATH (and only the system's folders after it)."""
+    root = _plugin_copy(tmp_path)
+    transcript = root.parent / "plug.jsonl"
+    uvicorn_transcript(transcript, "plug")
+    bin_dir = tmp_path / "console-bin"
+    bin_dir.mkdir()
+    script = bin_dir / "analyzer"
+    script.write_text(text)
+    script.chmod(0o755)
+    path = os.pathsep.join([str(bin_dir), "/usr/bin", "/bin"])
+    return _run("bash", "PreToolUse", root, _payload(transcript, COMMAND, "toolu_console"), path)
+
+
 @pytest.mark.skipif(sys.prefix == sys.base_prefix, reason="needs a virtual environment")
 def test_pips_long_interpreter_form_of_the_console_script_is_read(guard_dir: Path, tmp_path: Path) -> None:
     """pip writes ``#!/bin/sh`` and an ``exec`` line when the interpreter's path has a space or is
     too long for ``#!``."""
-    root = _plugin_copy(tmp_path)
-    transcript = root.parent / "plug.jsonl"
-    uvicorn_transcript(transcript, "plug")
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    script = bin_dir / "analyzer"
-    script.write_text(f"#!/bin/sh\n'''exec' \"{_spaced_env(tmp_path)}\" \"$0\" \"$@\"\n' '''\nimport sys\n")
-    script.chmod(0o755)
-    path = os.pathsep.join([str(bin_dir), "/usr/bin", "/bin"])
-    out = _run("bash", "PreToolUse", root, _payload(transcript, COMMAND, "toolu_long"), path)
+    out = _hook_with_console_script(
+        tmp_path, f"#!/bin/sh\n'''exec' \"{_spaced_env(tmp_path)}\" \"$0\" \"$@\"\n' '''\nimport sys\n")
     assert (out.returncode, json.loads(out.stdout)) == (0, DENY), out.stderr
 
 
@@ -149,16 +156,8 @@ def test_the_repository_is_its_own_marketplace_of_this_plugin() -> None:
 def test_a_version_managers_shim_is_run_as_the_console_script(guard_dir: Path, tmp_path: Path) -> None:
     """pyenv's and asdf's ``analyzer`` on PATH is a shell script (``#!/usr/bin/env bash``) that finds
     the interpreter itself: the hook runs it (``analyzer guard``), it does not run bash as Python."""
-    root = _plugin_copy(tmp_path)
-    transcript = root.parent / "plug.jsonl"
-    uvicorn_transcript(transcript, "plug")
-    bin_dir = tmp_path / "shims"
-    bin_dir.mkdir()
-    shim = bin_dir / "analyzer"
-    shim.write_text(f'#!/usr/bin/env bash\nexec "{Path(sys.executable).parent / "analyzer"}" "$@"\n')
-    shim.chmod(0o755)
-    path = os.pathsep.join([str(bin_dir), "/usr/bin", "/bin"])
-    out = _run("bash", "PreToolUse", root, _payload(transcript, COMMAND, "toolu_shim"), path)
+    out = _hook_with_console_script(
+        tmp_path, f'#!/usr/bin/env bash\nexec "{Path(sys.executable).parent / "analyzer"}" "$@"\n')
     assert (out.returncode, json.loads(out.stdout)) == (0, DENY), out.stderr
 
 

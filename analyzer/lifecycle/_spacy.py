@@ -25,7 +25,6 @@ import os
 import pickle
 import stat
 import sys
-import tempfile
 import types
 from pathlib import Path
 from typing import Any
@@ -129,6 +128,8 @@ def store_cached(name: str, key: str, value: Any) -> bool:
     folder = private_dir()
     if folder is None:
         return False
+    import tempfile  # only a process that built the pipeline writes it
+
     target = _path(name, key, folder)
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}-", suffix=".tmp")

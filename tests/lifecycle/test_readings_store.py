@@ -15,7 +15,7 @@ import yaml
 
 from analyzer import _usercache
 from analyzer.lifecycle import language
-from analyzer.lifecycle.language import reader, store
+from analyzer.lifecycle.language import fresh, reader, store
 
 ROOT = Path(__file__).resolve().parents[2]
 MESSAGES = [m["text"] for m in yaml.safe_load(
@@ -40,7 +40,7 @@ def _no_spacy(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse() -> None:
         raise AssertionError("read with spaCy, not from the store")
 
-    monkeypatch.setattr(reader, "pipeline", refuse)
+    monkeypatch.setattr(fresh, "pipeline", refuse)
 
 
 def _files(folder: Path) -> list[Path]:

@@ -35,6 +35,9 @@ context), ``targets`` (which servers each intent is about), ``reader`` (the memo
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+from analyzer._lazy import lazy_exports
 from analyzer.lifecycle.language.model import (
     INSTRUCTIONS,
     Entity,
@@ -46,9 +49,25 @@ from analyzer.lifecycle.language.model import (
     Skipped,
     Target,
 )
-from analyzer.lifecycle.language.pastes import HEAD_CHARS, MAX_ANALYSED_CHARS, TAIL_CHARS
-from analyzer.lifecycle.language.pipeline import pipeline as _pipeline  # noqa: F401 (bench/scale.py, tests)
 from analyzer.lifecycle.language.reader import CACHE_SIZE, clear_cache, read_message, read_messages
+
+if TYPE_CHECKING:  # resolved on first use: a process whose readings are all kept never loads them
+    from analyzer.lifecycle.language.pastes import HEAD_CHARS as HEAD_CHARS
+    from analyzer.lifecycle.language.pastes import MAX_ANALYSED_CHARS as MAX_ANALYSED_CHARS
+    from analyzer.lifecycle.language.pastes import TAIL_CHARS as TAIL_CHARS
+    from analyzer.lifecycle.language.pipeline import pipeline as _pipeline  # noqa: F401 (bench/scale.py, tests)
+
+_PASTES = "analyzer.lifecycle.language.pastes"
+_lazy_pastes = lazy_exports(__name__, dict.fromkeys(("HEAD_CHARS", "MAX_ANALYSED_CHARS", "TAIL_CHARS"), _PASTES))
+
+
+def __getattr__(name: str) -> Any:
+    if name == "_pipeline":
+        from analyzer.lifecycle.language.pipeline import pipeline
+
+        return pipeline
+    return _lazy_pastes(name)
+
 
 __all__ = [
     "CACHE_SIZE",

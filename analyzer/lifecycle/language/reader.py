@@ -1,23 +1,14 @@
-"""Reading messages: the memo, the readings kept between processes, the gate, the batch through
-``nlp.pipe``, and the reading each scan becomes."""
+"""Reading messages: the memo and the readings kept between processes; what neither holds is read
+by ``fresh`` (the gate, or spaCy), imported only then, so that a process whose readings are all
+kept loads none of the reader's patterns, regexes or stages."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
-from analyzer.lifecycle.language.entities import choose, regex_entities
-from analyzer.lifecycle.language.gate import may_match
-from analyzer.lifecycle.language.intents import find_intents
-from analyzer.lifecycle.language.model import Evidence, Intent, IntentHit, MessageReading
-from analyzer.lifecycle.language.pastes import Prepared, prepare
-from analyzer.lifecycle.language.pipeline import Pipeline, pipeline
-from analyzer.lifecycle.language.scan import Hit, Scan
+from analyzer.lifecycle.language.model import MessageReading
 from analyzer.lifecycle.language.store import forget, store
-from analyzer.lifecycle.language.targets import targets
-
-if TYPE_CHECKING:
-    from spacy.tokens import Doc
 
 CACHE_SIZE: Final = 50_000
 """Distinct texts remembered; the memo is emptied when it is full."""
@@ -53,17 +44,18 @@ def read_messages(texts: Iterable[str], *, documents: bool = True) -> list[Messa
             found[text] = cached
     if missing:
         kept = store()
-        fresh: list[str] = []
+        unread: list[str] = []
         for text in missing:
             reading = kept.get(text, documents) if kept is not None else None
             if reading is None:
-                fresh.append(text)
+                unread.append(text)
             else:
                 found[text] = reading
-        for text, (reading, tokenized) in zip(fresh, read_fresh(fresh, documents=documents), strict=True):
-            found[text] = reading
-            if tokenized and kept is not None:
-                kept.put(text, documents, reading)  # the gate's readings cost less than a lookup
+        if unread:
+            for text, (reading, tokenized) in zip(unread, read_fresh(unread, documents=documents), strict=True):
+                found[text] = reading
+                if tokenized and kept is not None:
+                    kept.put(text, documents, reading)  # the gate's readings cost less than a lookup
         for text in missing:
             if len(cache) >= CACHE_SIZE:
                 cache.clear()
@@ -75,20 +67,9 @@ def read_fresh(texts: list[str], *, documents: bool = True, gate: bool = True) -
     """Read messages without the memo or the store: each reading, and whether spaCy tokenized it
     (False: the gate found no word a matcher could match). ``gate=False`` tokenizes every one
     (the gate's test holds the two to the same readings)."""
-    prepared = [prepare(text, documents=documents) for text in texts]
-    out: list[tuple[MessageReading, bool] | None] = [None] * len(texts)
-    tokenize: list[int] = []
-    for k, prep in enumerate(prepared):
-        if gate and not may_match(prep.compact.lower()):
-            out[k] = (_unmatched(prep), False)
-        else:
-            tokenize.append(k)
-    if tokenize:
-        pipe = pipeline()
-        docs = pipe.nlp.pipe(prepared[k].compact for k in tokenize)
-        for k, doc in zip(tokenize, docs, strict=True):
-            out[k] = (_read(pipe, texts[k], prepared[k], doc), True)
-    return [r for r in out if r is not None]
+    from analyzer.lifecycle.language import fresh
+
+    return fresh.read_fresh(texts, documents=documents, gate=gate)
 
 
 def clear_cache() -> None:
@@ -97,53 +78,3 @@ def clear_cache() -> None:
     _CACHE.clear()
     _PLAIN_CACHE.clear()
     forget()
-
-
-def _unmatched(prep: Prepared) -> MessageReading:
-    """The reading of a message the gate stops: no cue and no kind, only the regexes' entities."""
-    units, ports, hosts = regex_entities(prep)
-    return MessageReading(intents=frozenset(), hits=(), entities=tuple(choose(len(prep.masked), units, ports, [], hosts)),
-                          skipped=prep.skipped, truncated=prep.truncated)
-
-
-def _read(pipe: Pipeline, text: str, prep: Prepared, doc: Doc) -> MessageReading:
-    s = Scan(pipe, text, prep, doc)
-    if s.n:
-        find_intents(s, s.frame())
-    return _result(s)
-
-
-def _result(s: Scan) -> MessageReading:
-    corrected = any(h.intent == Intent.correction for h in s.hits)
-    s.hits = [h for h in s.hits if not h.past or corrected]
-    # a question sentence is asked once, whatever number of cues it has
-    seen_questions: set[int] = set()
-    kept: list[Hit] = []
-    for hit in s.hits:
-        if hit.intent == Intent.question:
-            sentence = s.clauses[hit.clause].sentence
-            if sentence in seen_questions:
-                continue
-            seen_questions.add(sentence)
-        kept.append(hit)
-    s.hits = kept
-    chosen = targets(s) if s.hits else []
-    hits = tuple(
-        IntentHit(hit.intent, hit.strength, _evidence(s, hit), target)
-        for hit, target in zip(s.hits, chosen, strict=True)
-    )
-    return MessageReading(
-        intents=frozenset(h.intent for h in hits),
-        hits=hits,
-        entities=tuple(s.entities),
-        skipped=s.prep.skipped,
-        truncated=s.prep.truncated,
-    )
-
-
-def _evidence(s: Scan, hit: Hit) -> tuple[Evidence, ...]:
-    out: list[Evidence] = []
-    for start, end in sorted(set(hit.spans)):
-        first, last = s.starts[start], s.ends[end - 1]
-        out.append(Evidence(first, last, s.text[first:last]))
-    return tuple(out)

@@ -289,11 +289,15 @@ events:
   - user: it is ready, I'm sending traffic
   - bash: pkill -f inferd
 """, "utf-8")
-    assert check(str(session)).exit_code == 0  # an unknown program: no server, no finding
+    # unlisted, its port flag and `&` make it a generic server the rules see; the entry gives it its kind
+    plain = check("--format", "json", str(session))
+    [f] = json.loads(plain.stdout)["sessions"][0]["findings"]
+    assert (plain.exit_code, f["rule"], f["instance"]) == (1, "kill-after-ready", "local:9100")
+    assert "inferd daemon" not in f["message"]
     cfg = tmp_path / "pyproject.toml"
     cfg.write_text("""\
 [tool.analyzer.catalog.inferd]
-label = "inferd server"
+label = "inferd daemon"
 programs = ["inferd"]
 port_flags = ["--listen-port"]
 """, "utf-8")
@@ -301,7 +305,7 @@ port_flags = ["--listen-port"]
     assert result.exit_code == 1
     [f] = json.loads(result.stdout)["sessions"][0]["findings"]
     assert (f["rule"], f["instance"], f["anchor"]["index"]) == ("kill-after-ready", "local:9100", 2)
-    assert "inferd server" in f["message"]
+    assert "inferd daemon" in f["message"]
 
 
 def test_a_broken_rule_pack_warns_once_and_the_others_run(tmp_path: Path) -> None:

@@ -1,26 +1,32 @@
 """Start-up benchmark: what every ``analyzer check`` pays before and besides reading its session.
 
 ``check`` on the 8-event seed fixture (``fixtures/seeds/004-restart-sglang-systemd.session.yaml``:
-two user messages, so spaCy is imported and its pipeline made), side by side in one run with the
-interpreter's own floor, each a whole process, run once untimed and then ``--runs`` times
-interleaved; medians of CPU time (user + system, from ``os.wait4``), wall time and peak RSS.
+two user messages that give instructions, so they are read with spaCy unless their readings are
+kept), side by side in one run with the interpreter's own floor, each a whole process, run once
+untimed and then ``--runs`` times interleaved; medians of CPU time (user + system, from
+``os.wait4``), wall time and peak RSS.
 
-    python bench/startup.py                  # floor, check with the pipeline cache warm, and with it off
-    python bench/startup.py --phases         # also: where one check's time goes, phase by phase
-    python bench/startup.py --importtime     # also: the slowest imports (python -X importtime)
-    python bench/startup.py --profile        # also: a pyinstrument profile of one check
-    python bench/startup.py --base fbc52f1   # also: check with the code of that revision, side by side
+    python bench/startup.py                  # floor, check cold, warm and with the cache off
+    python bench/startup.py --phases         # also: where one check's time goes, cold and warm
+    python bench/startup.py --importtime     # also: the slowest imports of a warm check (python -X importtime)
+    python bench/startup.py --profile        # also: a pyinstrument profile of one warm check
+    python bench/startup.py --base fbc52f1   # also: check cold and warm with the code of that revision
 
 Contenders: ``python -c pass`` (the interpreter), ``python -c "import pydantic, click, orjson"``
-(the libraries every command needs), ``check`` with the pipeline cache warm (a user's second and
-later runs), and ``check`` with the cache off (``SESSION_ANALYZER_CACHE_DIR=``: what the first run
-pays, or a read-only home). Targets (issue 18): ≤ 0.25 s CPU and ≤ 80 MB peak RSS.
+(the libraries every command needs), ``check`` **cold** (an empty cache folder for every run: the
+first run on a machine, which builds the spaCy pipeline, reads every message with spaCy and writes
+both caches), ``check`` **warm** (the pipeline and the message readings kept by an earlier run of
+the same session: the postmortem loop's second and later calls), and ``check`` with the cache off
+(``SESSION_ANALYZER_CACHE_DIR=``: a read-only home; nothing is read or written). The bytecode cache
+is warm for all of them (an installed analyzer has its ``.pyc`` files). Targets (issue 18): ≤ 0.25 s
+CPU and ≤ 80 MB peak RSS.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -58,11 +64,8 @@ analyzer = Analyzer()
 mark("rules and catalog")
 with paused_gc():  # as check runs one session
     session = load(sys.argv[1]); mark("load")
-    from analyzer.lifecycle._spacy import import_spacy
-    import_spacy(); mark("spaCy import")
-    from analyzer.lifecycle.language import pipeline
-    pipeline.pipeline(); mark("spaCy pipeline")
-    world = build_world(session, analyzer.catalog); mark("world")
+    world = build_world(session, analyzer.catalog)  # reads the messages: kept readings, the gate or spaCy
+    mark("world (spaCy imported)" if "spacy" in sys.modules else "world (no spaCy)")
     result = run_rules(world, analyzer.rules, known=set(analyzer.ruleset.rules)); mark("rules")
     text.render([Analysis(session, world, result.findings, result.suppressed, result.problems)])
     mark("text output")
@@ -75,17 +78,24 @@ print(json.dumps(out))
 """One check's phases in one process, in CPU seconds; ``gc passes`` is the collector's share of them."""
 
 
+COLD = "cold"
+"""The cache setting that stands for an empty cache folder, new for every run."""
+
+
 def contenders(fixture: Path, base: tuple[str, Path] | None) -> dict[str, tuple[list[str], dict[str, str]]]:
     py = sys.executable
     check = [py, "-m", "analyzer", "check", str(fixture)]
     found = {
         "python -c pass": ([py, "-c", "pass"], {}),
         "import pydantic, click, orjson": ([py, "-c", "import pydantic, click, orjson"], {}),
-        "check, cache warm": (check, {}),
+        "check, cold": (check, {"SESSION_ANALYZER_CACHE_DIR": COLD}),
+        "check, warm": (check, {}),
         "check, cache off": (check, {"SESSION_ANALYZER_CACHE_DIR": ""}),
     }
     if base is not None:
-        found[f"check at {base[0]}"] = (check, {"PYTHONPATH": str(base[1])})
+        found[f"check at {base[0]}, cold"] = (check, {"PYTHONPATH": str(base[1]), "SESSION_ANALYZER_CACHE_DIR": COLD})
+        found[f"check at {base[0]}, warm"] = (check, {"PYTHONPATH": str(base[1]),
+                                                       "SESSION_ANALYZER_CACHE_DIR": "base-cache"})
     return found
 
 
@@ -99,12 +109,15 @@ def export(rev: str, into: Path) -> Path:
 
 
 def measure(fixture: Path, runs: int, folder: Path, base: tuple[str, Path] | None = None) -> dict[str, list[Run]]:
-    cache = folder / "cache"
     todo = contenders(fixture, base)
     results: dict[str, list[Run]] = {name: [] for name in todo}
-    for i in range(runs + 1):  # the first round is untimed: bytecode cache, page cache, pipeline cache
-        for name, (argv, env) in todo.items():
-            r = scale.run(argv, folder, {"SESSION_ANALYZER_CACHE_DIR": str(cache), **env})
+    for i in range(runs + 1):  # the first round is untimed: bytecode cache, page cache, the warm caches
+        for k, (name, (argv, env)) in enumerate(todo.items()):
+            setting = env.get("SESSION_ANALYZER_CACHE_DIR", "cache")
+            if setting == COLD:
+                setting = f"cold-{i}-{k}"  # a folder no run has used
+            cache = str(folder / setting) if setting else ""
+            r = scale.run(argv, folder, {**env, "SESSION_ANALYZER_CACHE_DIR": cache})
             if r.code not in (0, 1):
                 sys.exit(f"{name} failed with exit code {r.code}:\n{r.err[-2000:]}")
             if i:
@@ -118,30 +131,41 @@ def table(results: dict[str, list[Run]]) -> None:
         cpu = [r.cpu for r in rs]
         print(f"{name:32} {statistics.median(cpu):7.3f} {min(cpu):6.3f}-{max(cpu):<6.3f} "
               f"{statistics.median(r.wall for r in rs):7.3f} {statistics.median(r.rss_mb for r in rs):12.1f}")
-    warm, off = results["check, cache warm"], results["check, cache off"]
-    floor = statistics.median(r.cpu for r in results["python -c pass"])
-    w_cpu, w_rss = statistics.median(r.cpu for r in warm), statistics.median(r.rss_mb for r in warm)
-    print(f"check (cache warm) / python -c pass: CPU {w_cpu / floor:.1f}x; cache warm / off: CPU "
-          f"{w_cpu / statistics.median(r.cpu for r in off):.2f}x, peak RSS "
-          f"{w_rss / statistics.median(r.rss_mb for r in off):.2f}x (medians of {len(warm)} runs)")
-    print(f"targets: CPU <= {TARGET_CPU} s: {'met' if w_cpu <= TARGET_CPU else 'NOT met'} ({w_cpu:.3f}); "
-          f"peak RSS <= {TARGET_RSS:.0f} MB: {'met' if w_rss <= TARGET_RSS else 'NOT met'} ({w_rss:.1f})")
+
+    def med(name: str, attr: str) -> float:
+        return float(statistics.median(getattr(r, attr) for r in results[name]))
+
+    floor = med("python -c pass", "cpu")
+    print(f"check / python -c pass by CPU: cold {med('check, cold', 'cpu') / floor:.1f}x, "
+          f"warm {med('check, warm', 'cpu') / floor:.1f}x (medians of {len(results['check, warm'])} runs)")
+    for state in ("cold", "warm"):
+        based = [n for n in results if n.startswith("check at ") and n.endswith(f", {state}")]
+        if based:
+            print(f"{state}: now / {based[0].removesuffix(f', {state}')}: CPU "
+                  f"{med(f'check, {state}', 'cpu') / med(based[0], 'cpu'):.2f}x, peak RSS "
+                  f"{med(f'check, {state}', 'rss_mb') / med(based[0], 'rss_mb'):.2f}x")
+    for state in ("cold", "warm", "cache off"):
+        c, m = med(f"check, {state}", "cpu"), med(f"check, {state}", "rss_mb")
+        print(f"targets, {state}: CPU <= {TARGET_CPU} s: {'met' if c <= TARGET_CPU else 'NOT met'} ({c:.3f}); "
+              f"peak RSS <= {TARGET_RSS:.0f} MB: {'met' if m <= TARGET_RSS else 'NOT met'} ({m:.1f})")
 
 
 def phases(fixture: Path, runs: int, folder: Path) -> None:
-    times: dict[str, list[float]] = {}
-    for _ in range(runs):
-        r = scale.run([sys.executable, "-c", PHASES, str(fixture)], folder,
-                      {"SESSION_ANALYZER_CACHE_DIR": str(folder / "cache")})
-        if r.code != 0:
-            sys.exit(f"phases failed:\n{r.err[-2000:]}")
-        for name, secs in json.loads(r.out).items():
-            times.setdefault(name, []).append(secs)
-    print(f"phases of one check in one process (CPU s, medians of {runs}; cache warm):")
-    for name, values in times.items():
-        print(f"  {name:22} {statistics.median(values):7.3f}")
-    total = sum(statistics.median(v) for n, v in times.items() if n != "gc passes")
-    print(f"  {'sum':22} {total:7.3f}  (then click's parsing, output and exit)")
+    for state in ("cold", "warm"):
+        times: dict[str, list[float]] = {}
+        for i in range(runs):
+            cache = folder / (f"phases-cold-{i}" if state == "cold" else "cache")
+            r = scale.run([sys.executable, "-c", PHASES, str(fixture)], folder,
+                          {"SESSION_ANALYZER_CACHE_DIR": str(cache)})
+            if r.code != 0:
+                sys.exit(f"phases failed:\n{r.err[-2000:]}")
+            for name, secs in json.loads(r.out).items():
+                times.setdefault(name, []).append(secs)
+        print(f"phases of one check in one process (CPU s, medians of {runs}; {state}):")
+        for name, values in times.items():
+            print(f"  {name:24} {statistics.median(values):7.3f}")
+        total = sum(statistics.median(v) for n, v in times.items() if n != "gc passes")
+        print(f"  {'sum':24} {total:7.3f}  (then click's parsing, output and exit)")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -164,6 +188,7 @@ def main(argv: list[str] | None = None) -> None:
         table(measure(fixture, args.runs, folder, base))
         if args.phases:
             phases(fixture, args.runs, folder)
+        os.environ["SESSION_ANALYZER_CACHE_DIR"] = str(folder / "cache")  # the warm check's folder
         if args.importtime:
             scale.importtime([fixture], [], folder, args.top)
         if args.profile:

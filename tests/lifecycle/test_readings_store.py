@@ -147,3 +147,25 @@ def test_an_empty_setting_keeps_nothing(monkeypatch: pytest.MonkeyPatch) -> None
     language.clear_cache()
     assert store.store() is None
     assert language.read_messages(MESSAGES[:3]) == _fresh()[:3]
+
+
+def _read_in_worker(texts: list[str]) -> int:
+    return len(language.read_messages(texts))
+
+
+def test_a_pool_worker_keeps_what_it_read(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch worker ends through multiprocessing (no atexit): its readings are written anyway,
+    through its own connection, not one inherited from the parent."""
+    import multiprocessing
+
+    expected = [r for r, _ in reader.read_fresh(MESSAGES[:8])]
+    language.read_messages(MESSAGES[:2])
+    language.clear_cache()
+    language.read_messages(MESSAGES[:2])  # the parent holds an open store when it forks
+    pool = multiprocessing.get_context("fork").Pool(1)
+    assert pool.apply(_read_in_worker, (MESSAGES[2:8],)) == 6
+    pool.close()
+    pool.join()  # the worker exits as a batch worker does when the pool is done
+    language.clear_cache()
+    _no_spacy(monkeypatch)
+    assert language.read_messages(MESSAGES[:8]) == expected

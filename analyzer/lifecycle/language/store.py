@@ -20,6 +20,7 @@ import hashlib
 import os
 import pickle
 import stat
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -60,6 +61,9 @@ class Store:
         self.pending: dict[bytes, bytes] = {}
         self.broken = False
         """Set on the first error: the store is then left alone for the rest of the process."""
+        self.pid = os.getpid()
+        """A forked child (a batch worker) opens its own: an SQLite connection must not cross a fork."""
+        self.finalizer = False
 
     def get(self, text: str, documents: bool) -> MessageReading | None:
         digest = text_digest(text, documents)
@@ -82,13 +86,19 @@ class Store:
     def put(self, text: str, documents: bool, reading: MessageReading) -> None:
         if self.broken:
             return
+        if not self.finalizer and "multiprocessing" in sys.modules:
+            # a pool worker ends through multiprocessing, which runs its finalizers but not atexit
+            from multiprocessing import util
+
+            self.finalizer = True
+            util.Finalize(self, self.flush, exitpriority=10)
         self.pending[text_digest(text, documents)] = pickle.dumps(reading, protocol=pickle.HIGHEST_PROTOCOL)
         if len(self.pending) >= FLUSH_EVERY:
             self.flush()
 
     def flush(self) -> None:
         """Write the waiting readings in one transaction; on any error keep nothing and go on."""
-        if not self.pending or self.broken:
+        if not self.pending or self.broken or self.pid != os.getpid():
             return
         rows, self.pending = list(self.pending.items()), {}
         try:
@@ -157,6 +167,7 @@ def _create(folder: Path, key: str) -> sqlite3.Connection | None:
 
 
 _STORES: dict[Path, Store] = {}
+_INHERITED: list[Store] = []
 
 
 def store() -> Store | None:
@@ -165,6 +176,9 @@ def store() -> Store | None:
     if folder is None:
         return None
     found = _STORES.get(folder)
+    if found is not None and found.pid != os.getpid():
+        _INHERITED.append(found)  # kept, never closed or written here: it is the parent's
+        found = None
     if found is None:
         key = reader_key()
         found = _STORES[folder] = Store(folder, key, _open(folder, key))
@@ -174,14 +188,15 @@ def store() -> Store | None:
 def flush_all() -> None:
     """Write every store's waiting readings (at exit, and for tests)."""
     for s in _STORES.values():
-        s.flush()
+        if s.pid == os.getpid():
+            s.flush()
 
 
 def forget() -> None:
     """Write what waits and close every store (tests that change the cache folder)."""
     flush_all()
     for s in _STORES.values():
-        if s.db is not None:
+        if s.db is not None and s.pid == os.getpid():
             s.db.close()
     _STORES.clear()
 

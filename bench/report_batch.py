@@ -148,14 +148,16 @@ def report_one(args: argparse.Namespace, path: Path, folder: Path) -> None:
     """``analyzer report`` on ``path`` against the peers installed, interleaved."""
     folder.mkdir(parents=True, exist_ok=True)
     head = scale.head_env(args, folder.parent if args.session else folder)
-    lead = ["env", f"PYTHONPATH={head['PYTHONPATH']}"] if head else []
+    lead = ["env", *(f"{k}={v}" for k, v in head.items())] if head else []
     analyzer = Contender("analyzer report", lambda o: [*lead, sys.executable, "-m", "analyzer", "report", str(path),
                                                         "-o", str(o)], folder / "out-analyzer.html")
     contenders = [analyzer, *peer_contenders(args.peers_venv, path, folder)]
     base = scale.base_tree(args, folder.parent if args.session else folder)
     if base is not None:  # the same command with the code of --base, side by side
+        settings = [f"{k}={v}" for k, v in scale.analyzer_env(args).items()]
         contenders.insert(1, Contender(f"analyzer report {base[0]}", lambda o: [
-            "env", f"PYTHONPATH={base[1]}", sys.executable, "-m", "analyzer", "report", str(path), "-o", str(o)],
+            "env", *settings, f"PYTHONPATH={base[1]}", sys.executable, "-m", "analyzer", "report", str(path), "-o",
+            str(o)],
             folder / "out-analyzer-base.html"))
     for c in list(contenders):
         try:
@@ -229,6 +231,8 @@ def main(argv: list[str] | None = None) -> None:
     common.add_argument("--top", type=int, default=25, help="lines of profile to show")
     common.add_argument("--base", metavar="REV", help="report: also time the analyzer at this git revision")
     common.add_argument("--head", metavar="REV", help="report: the analyzer at this revision, not the working tree")
+    common.add_argument("--env", action="append", metavar="NAME=VALUE",
+                        help="report: set for every analyzer run (repeatable); SESSION_ANALYZER_CACHE_DIR= runs cold")
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     sub = ap.add_subparsers(dest="what", required=True)
     r = sub.add_parser("report", parents=[common], help="analyzer report against the peers on one large session")

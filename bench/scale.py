@@ -252,9 +252,16 @@ def base_tree(args: argparse.Namespace, folder: Path, which: str = "base") -> tu
 
 def head_env(args: argparse.Namespace, folder: Path) -> dict[str, str] | None:
     """``PYTHONPATH`` for the code of ``--head REV`` (committed code only, not a shared checkout's
-    unfinished edits); None: the working tree."""
+    unfinished edits), and the ``--env`` settings; None: the working tree as it is."""
     head = base_tree(args, folder, "head")
-    return None if head is None else {"PYTHONPATH": str(head[1])}
+    env = analyzer_env(args)
+    return {**env, "PYTHONPATH": str(head[1])} if head is not None else env or None
+
+
+def analyzer_env(args: argparse.Namespace) -> dict[str, str]:
+    """``--env NAME=VALUE`` settings for every analyzer run (not the floor or the peers), e.g.
+    ``SESSION_ANALYZER_CACHE_DIR=`` for a first run: no pipeline, readings or template cache."""
+    return dict(item.partition("=")[::2] for item in getattr(args, "env", None) or [])
 
 
 def compare(paths: list[Path], runs: int, extra: list[str], cwd: Path,
@@ -265,7 +272,7 @@ def compare(paths: list[Path], runs: int, extra: list[str], cwd: Path,
     todo: dict[str, tuple[list[str], dict[str, str] | None]] = {
         "floor": (floor_argv(paths), None), "check": (check_argv(paths, extra), head)}
     if base is not None:
-        todo[f"check {base[0]}"] = (check_argv(paths, extra), {"PYTHONPATH": str(base[1])})
+        todo[f"check {base[0]}"] = (check_argv(paths, extra), {**(head or {}), "PYTHONPATH": str(base[1])})
     for argv, env in todo.values():
         run(argv, cwd, env)
     results: dict[str, list[Run]] = {name: [] for name in todo}
@@ -339,7 +346,7 @@ def phases(path: Path, runs: int, cwd: Path, base: tuple[str, Path] | None = Non
     if base is not None:
         phases(path, runs, cwd, head=head)
         print(f"... and {base[0]}:")
-    env = {"PYTHONPATH": str(base[1])} if base is not None else head
+    env = {**(head or {}), "PYTHONPATH": str(base[1])} if base is not None else head
     medians = phase_medians(path, runs, cwd, env=env)
     total = sum(medians.values())
     print(f"phases in one process (medians of {runs}; wall s, share):")
@@ -478,6 +485,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="extra argument for `analyzer check` (repeatable), e.g. --check-arg=--format=json")
     common.add_argument("--base", metavar="REV", help="also time check with the code of this git revision, side by side")
     common.add_argument("--head", metavar="REV", help="time check with the code of this revision, not the working tree")
+    common.add_argument("--env", action="append", metavar="NAME=VALUE",
+                        help="set for every analyzer run (repeatable); SESSION_ANALYZER_CACHE_DIR= runs cold")
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     sub = ap.add_subparsers(dest="what", required=True)
     s = sub.add_parser("session", parents=[common], help="one large session: check against the floor")

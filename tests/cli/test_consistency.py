@@ -57,19 +57,21 @@ def test_report_on_a_folder_of_one_session_writes_it_and_on_many_points_to_batch
 def test_graph_knows_the_config_catalog_like_check(tmp_path: Path) -> None:
     session = tmp_path / "s.session.yaml"
     session.write_text("events:\n  - bash: nohup ./bin/inferd --listen-port 9100 > /tmp/i.log 2>&1 &\n", "utf-8")
-    assert json.loads(run("graph", "--format", "json", str(session)).stdout)["instances"] == []
+    # unlisted, it is a generic server (its port flag and `&`); the entry gives it its kind and label
+    plain = json.loads(run("graph", "--format", "json", str(session)).stdout)["instances"]
+    assert [(i["id"], i["server"]) for i in plain] == [("local:9100", "server")]
     cfg = tmp_path / "analyzer.toml"
-    cfg.write_text('[catalog.inferd]\nlabel = "inferd server"\nprograms = ["inferd"]\nport_flags = ["--listen-port"]\n',
+    cfg.write_text('[catalog.inferd]\nlabel = "inferd daemon"\nprograms = ["inferd"]\nport_flags = ["--listen-port"]\n',
                    "utf-8")
     doc = json.loads(run("graph", "--config", str(cfg), "--format", "json", str(session)).stdout)
-    assert [(i["id"], i["label"]) for i in doc["instances"]] == [("local:9100", "inferd server")]
+    assert [(i["id"], i["label"]) for i in doc["instances"]] == [("local:9100", "inferd daemon")]
     cwd = Path.cwd()
     os.chdir(tmp_path)  # found upwards, as check finds it
     try:
         text = run("graph", str(session)).stdout
     finally:
         os.chdir(cwd)
-    assert "inferd server on local:9100" in text
+    assert "inferd daemon on local:9100" in text
     cfg.write_text("[catalog.inferd]\nprograms = 3\n", "utf-8")
     bad = run("graph", "--config", str(cfg), str(session))
     assert bad.exit_code == 2 and bad.stderr.startswith(f"analyzer: {cfg}: [catalog]")

@@ -28,13 +28,15 @@ def _compare(path: Path, analyzer: Analyzer) -> tuple[dict[int, set[str]], dict[
     """(check's rules on each shell command, the rules behind each of the guard's blocks, commands
     judged). What ``check`` learns only from the command's own output is left out, as no pre-tool
     hook can see that output: an over-broad-kill its output contradicted (its shell survived its
-    pattern), a duplicate-launch known from its output alone (the port was taken, ``collided``)."""
+    pattern), a duplicate-launch known from its output alone (the port was taken, ``collided``) or
+    from later output (a compose ``up`` whose containers, as a later ``ps`` shows, publish the port
+    of a server still answering: ``ports``)."""
     session = load(path)
     analysis = analyzer.analyze_session(session)
     shell = {e.index for e in session.events if isinstance(e, ToolEvent) and e.command is not None}
     expected: dict[int, set[str]] = {}
     for f in analysis.findings:
-        if f.rule == "duplicate-launch" and f.details.get("collided"):
+        if f.rule == "duplicate-launch" and (f.details.get("collided") or f.details.get("ports")):
             continue
         if f.anchor.index in shell:
             expected.setdefault(f.anchor.index, set()).add(f.rule)

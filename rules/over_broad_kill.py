@@ -40,7 +40,9 @@ class OverBroadKill(Rule):
         The process model is a prediction: a harness that runs commands from a file instead of
         ``bash -c`` is not hit by its own pattern. When the output shows later commands ran, the
         observation wins: the shell is not reported as a victim, while the relaunch and generic
-        victims still are.
+        victims still are. A harness known to type commands into a long-lived interactive shell
+        (SWE-agent, OpenHands) keeps its shell, so a relaunch after the kill is not a victim there
+        unless the kill also took other servers down.
 
     How to avoid it:
         Kill by pid or port (``kill $(cat pidfile)``, ``fuser -k 30001/tcp``), use ``pkill -A``
@@ -81,7 +83,10 @@ class OverBroadKill(Rule):
                         reasons.append({"kill": k.text, "victim": v.label, "why": v.reason})
                         if clause not in clauses and not any(c.startswith(_ROLE_NAMES[v.role]) for c in clauses):
                             clauses.append(clause)
-                if k.also_matches_relaunch and (not shown_ran or _beyond_restart(world, k)):
+                # the relaunch starts after the kill has exited: it is lost only with the shell that
+                # would run it (``bash -c "pkill -f X; X &"``), not in an interactive shell (SWE-agent)
+                shell_hit = k.self_kill or any(v.role == "shell" for v in k.victims)
+                if k.also_matches_relaunch and ((shell_hit and not shown_ran) or _beyond_restart(world, k)):
                     clauses.append(f"the relaunch after it ({_why(k)} matches it)")
                     reasons.append({"kill": k.text, "victim": "the relaunch in the same command",
                                     "why": f"the pattern {k.pattern!r} matches the relaunched server's command line"})

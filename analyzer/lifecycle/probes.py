@@ -194,6 +194,55 @@ def refused(output: str) -> bool:
     return any(hint in low for hint in _REFUSED_HINTS) and any(word in low for word in _REFUSED_WORDS)
 
 
+_PS_ROWS = (
+    # ps aux / ps -aux / BSD ps aux: USER PID %CPU %MEM VSZ RSS TTY STAT START TIME COMMAND
+    re.compile(r"^\s*\S+\s+(?P<pid>\d+)\s+\d+(?:[.,]\d+)?\s+\d+(?:[.,]\d+)?\s+\d+\s+\d+\s+\S+\s+\S+\s+\S+"
+               r"\s+\d+:\d\d(?:[.:]\d+)?\s+(?P<cmd>\S.*?)\s*$", re.M),
+    # ps -ef: UID PID PPID C STIME TTY TIME CMD
+    re.compile(r"^\s*\S+\s+(?P<pid>\d+)\s+\d+\s+\d+\s+\S+\s+\S+\s+(?:\d+-)?\d+:\d\d(?::\d\d)?\s+(?P<cmd>\S.*?)\s*$",
+               re.M),
+)
+_PID_ROW = re.compile(r"^\s*(?P<pid>\d+)\s+(?P<cmd>\S.*?)\s*$", re.M)
+"""``pgrep -a``/``-l``, ``ps -o pid,args``, ``ps -p N -o pid=,cmd=``: the PID, then the command."""
+_FUSER = re.compile(r"^\s*(?P<port>\d{1,5})/(?:tcp|udp):(?P<pids>(?:\s+\d+[a-zA-Z]*)+)\s*$", re.M)
+
+
+def process_rows(name: str, argv: list[str], output: str) -> list[tuple[int, str]]:
+    """(PID, command line) of each process row a ``ps`` or ``pgrep -a``/``-l`` output shows (with or
+    without its header: ``ps aux | grep x`` drops it); ``pgrep`` without ``-a``/``-l`` prints PIDs
+    only, so none."""
+    if name == "pgrep":
+        listed = any(a in ("--list-full", "--list-name") or (a.startswith("-") and not a.startswith("--")
+                     and ("a" in a or "l" in a)) for a in argv[1:])
+        return [(int(m.group("pid")), m.group("cmd")) for m in _PID_ROW.finditer(output)] if listed else []
+    if name != "ps":
+        return []
+    for rx in _PS_ROWS:
+        rows = [(int(m.group("pid")), m.group("cmd")) for m in rx.finditer(output)]
+        if rows:
+            return rows
+    return [(int(m.group("pid")), m.group("cmd")) for m in _PID_ROW.finditer(output)]
+
+
+def bare_pids(name: str, argv: list[str], output: str) -> list[int] | None:
+    """What a plain ``pgrep PATTERN`` printed: PIDs only, one a line (empty: none matched). None
+    for another command, a listing form (``-a``, ``-l``), a count (``-c``) or other text."""
+    if name != "pgrep" or any(a in ("--list-full", "--list-name", "--count") or (
+            a.startswith("-") and not a.startswith("--") and any(c in a for c in "alc")) for a in argv[1:]):
+        return None
+    words = output.split()
+    return [int(w) for w in words] if all(w.isdigit() for w in words) else None
+
+
+def fuser_holders(output: str) -> dict[int, set[int]]:
+    """port -> the PIDs ``fuser PORT/tcp`` shows using it (``8000/tcp:  4242``)."""
+    found: dict[int, set[int]] = {}
+    for m in _FUSER.finditer(output):
+        found.setdefault(int(m.group("port")), set()).update(
+            int(re.match(r"\d+", w).group(0)) for w in m.group("pids").split())  # type: ignore[union-attr]
+    return found
+
+
 def pids_in(output: str | None) -> list[int]:
     return [int(p) for p in _PID.findall(output or "")]
 

@@ -29,18 +29,27 @@ from analyzer.lifecycle.facts import (
 from analyzer.lifecycle.generic import GENERIC_KIND, listening_line
 from analyzer.lifecycle.probes import (
     answered_by,
+    bare_pids,
     failure_reason,
+    fuser_holders,
     listener_name,
     listeners,
     own_answer,
     probe_of,
+    process_rows,
     terse_pids,
 )
 from analyzer.lifecycle.world import Instance
+from analyzer.shell.ere import ere_search
+from analyzer.shell.kill.model import comm_of
+from analyzer.shell.kill.pkill import parse_pgrep
 from analyzer.shell.model import SimpleCommand
 
 _PROBE_TOOL = re.compile(r"\s*(?:sleep \d+\s*(?:;|&&)\s*)?(?:curl|wget|nc|ncat|lsof|ss|netstat|redis-cli|http)\b")
 """A command line that only probes or lists (its port is the thing asked about, not launched)."""
+_NOT_THE_SERVER = frozenset({"grep", "egrep", "rg", "sh", "bash", "zsh", "dash", "nohup", "setsid", "timeout", "sudo",
+                             "script", "/bin/sh", "tmux", "screen"})
+"""First words of process rows that are not the server process itself, though its command line is in them."""
 
 
 class ProbeSteps(WalkBase):
@@ -58,6 +67,7 @@ class ProbeSteps(WalkBase):
             return
         if cmd.name in ("pgrep", "ps") and ev.output:
             self.process_listing(ev, where, ev.output)
+            self.bind_listed(ev, cmd, where, ev.output)
             return
         if _compose_ps(argv) and ev.output is not None and not ev.truncated and ev.exit_code in (None, 0):
             stack = self.stack_key(cmd, where)
@@ -67,6 +77,10 @@ class ProbeSteps(WalkBase):
             elif running := [r for r in rows if r.status.startswith("Up")]:
                 self.compose_running(stack)
                 self.published_over(ev, stack, running)
+            return
+        if cmd.name == "fuser" and ev.output and not ev.background and not any(
+                a.startswith("-") and not a.startswith("--") and "k" in a for a in argv[1:]):
+            self.bind_pids(ev, cmd, where)  # `fuser 8000/tcp` names the port's holders; -k kills them
             return
         if cmd.name in ("ss", "netstat", "lsof") and ev.output and not ev.background:
             self.bind_pids(ev, cmd, where)  # `netstat -ano | findstr :8080` names the port in another command
@@ -110,7 +124,7 @@ class ProbeSteps(WalkBase):
         """A port lister's output names the PID listening on a port (``netstat -ano``, ``ss -p``,
         ``lsof -i``, ``lsof -ti :PORT``): the running launch on that port is that process, so a
         later ``kill PID`` / ``taskkill /PID`` hits exactly it."""
-        found = listeners(ev.output)
+        found = fuser_holders(ev.output or "") if cmd.name == "fuser" else listeners(ev.output)
         # a lister that names the port itself is already a probe of it (``probe_of``)
         asked = re.search(r":(\d{2,5})\b", " ".join(cmd.effective_argv))
         terse = terse_pids(cmd.name, cmd.effective_argv, ev.output or "")
@@ -272,6 +286,47 @@ class ProbeSteps(WalkBase):
                 self.w.change_state(inst, restored if restored in ("ready", "starting") else "unknown", di,
                                "still running after the kill (process listing)")
             self.probe(ev, inst, "process-list", f"process {fact.pid or ''} {joined[:60]}".strip(), True)
+
+    def bind_listed(self, ev: ToolEvent, cmd: SimpleCommand, where: str, output: str) -> None:
+        """PIDs a process listing shows, bound to the live launch whose process each is, so a later
+        ``kill PID`` hits exactly it: a ``ps``/``pgrep -a`` row whose command line holds one launch's
+        argv (the server's own row, not the ``sh -c``/``nohup`` wrapper or the ``grep`` beside it),
+        or the one PID a bare ``pgrep PATTERN`` printed when the pattern selects exactly one live
+        instance. Rows matching two instances, or an instance matching two rows (a forking server's
+        workers), bind nothing."""
+        argv = cmd.effective_argv
+        live = {}
+        for key, lives in self.live.items():
+            if lives and self.w.instances[key].host == where:
+                launch = self.w.facts[lives[-1]]
+                if isinstance(launch, Launch) and launch.argv and (launch.pid is None or self.pid_claimed(launch)):
+                    live[key] = launch
+        if not live:
+            return
+        rows = process_rows(cmd.name, argv, output)
+        found: dict[str, list[int]] = {}
+        if rows:
+            for pid, line in rows:
+                if PurePosixPath(line.split()[0]).name in _NOT_THE_SERVER:
+                    continue  # grep's own row, a wrapper shell holding the whole command line
+                owners = [k for k, la in live.items() if " ".join(la.argv) in line]
+                if len(owners) == 1:
+                    found.setdefault(owners[0], []).append(pid)
+        elif (pids := bare_pids(cmd.name, argv, output)) is not None and len(pids) == 1:
+            opts = parse_pgrep(argv)
+            if opts.error or len(opts.patterns) != 1 or opts.users or opts.parents or opts.inverse:
+                return
+            selected = [k for k, la in live.items() if ere_search(
+                opts.patterns[0], " ".join(la.argv) if opts.full else comm_of(PurePosixPath(la.argv[0]).name),
+                icase=opts.icase, exact=opts.exact)]
+            if len(selected) == 1:
+                found[selected[0]] = pids
+        for key, pids in found.items():
+            if len(pids) != 1:
+                continue
+            launch = live[key]
+            launch.pid, launch.pid_event = pids[0], ev.index
+            launch.detail += f" (PID {launch.pid}, as `{' '.join(cmd.argv)[:60]}` at event {ev.index} shows)"
 
     def probe(self, ev: ToolEvent, inst: str, method: str, target: str, answered: bool | None,
               foreign: str | None = None) -> None:

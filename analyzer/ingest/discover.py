@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from analyzer.ingest import FORMATS, IngestError, detect, opencode, openhands
+from analyzer.ingest import FORMATS, IngestError, detect
 from analyzer.ingest.base import open_regular
 
 _SKIP_DIRS = frozenset({
@@ -90,6 +90,8 @@ def _named_like_session(path: Path) -> bool:
 
 def _storage_sessions(root: Path, given: Path) -> Iterator[Found]:
     """The top-level sessions of a storage folder; child sessions load with their parent."""
+    from analyzer.ingest import opencode  # its reader, only where a walk meets its storage
+
     try:
         refs = opencode.list_sessions(root)
     except (IngestError, OSError):
@@ -103,6 +105,8 @@ def _storage_sessions(root: Path, given: Path) -> Iterator[Found]:
 
 
 def _database_sessions(path: Path, given: Path) -> Iterator[Found]:
+    from analyzer.ingest import opencode
+
     try:
         refs = opencode.list_sessions(path)
     except (IngestError, OSError, ValueError):
@@ -117,6 +121,8 @@ def _database_sessions(path: Path, given: Path) -> Iterator[Found]:
 
 
 def _is_database(path: Path) -> bool:
+    from analyzer.ingest import opencode
+
     try:
         with open_regular(path) as fh:  # a FIFO named *.db must not block the walk
             return fh.read(len(opencode.SQLITE_MAGIC)) == opencode.SQLITE_MAGIC
@@ -156,7 +162,7 @@ def _file(path: Path, given: Path, walking: bool, known: Known | None = None) ->
         except IngestError:
             yield Found(path, given)
             return
-    if fmt.NAME == opencode.NAME and _is_database(path):
+    if fmt.NAME == "opencode" and _is_database(path):
         yield from _database_sessions(path, given)
     else:
         yield Found(path, given)
@@ -189,7 +195,7 @@ def _walk(folder: Path, given: Path, exclude: frozenset[Path], seen: set[Path],
     for sub in subdirs:
         if _is_storage_root(sub):
             yield from _storage_sessions(sub, given)
-        elif openhands.detect(sub, b""):  # sessions/<sid>/events/*.json of OpenHands events: one session
+        elif FORMATS["openhands"].detect(sub, b""):  # sessions/<sid>/events/*.json of OpenHands: one session
             yield Found(sub, given)
         else:
             yield from _walk(sub, given, exclude, seen, known)
@@ -211,7 +217,7 @@ def discover_sessions(paths: Iterable[str | Path], exclude: Iterable[str | Path]
         if p.is_dir():
             if _is_storage_root(p):
                 found: Iterator[Found] = _storage_sessions(p, p)
-            elif any(fmt.detect(p, b"") for fmt in FORMATS.values()) and not (p / "storage").is_dir():
+            elif FORMATS.claim(p, b"") is not None and not (p / "storage").is_dir():
                 found = iter([Found(p, p)])  # a folder a format reads whole (Claude Code session folder)
             else:
                 found = _walk(p, p, skip, set(), known)

@@ -62,6 +62,8 @@ _KIND_FAMILY: dict[str, tuple[str, ...]] = {
     "llama.cpp": ("llama-cpp",), "http.server": ("http-server",), "fastapi": ("uvicorn", "gunicorn"),
     "node": ("node", "npm-script", "next", "vite"), "dev-server": ("npm-script", "next", "vite", "node"),
     "docker": ("docker", "compose"),
+    # the jar a coding agent builds and runs is its Spring Boot app (the catalog's java-jar kind)
+    "spring-boot": ("spring-boot", "java-jar"),
 }
 
 

@@ -102,6 +102,7 @@ def split_clauses(w: Words, sentences: list[tuple[int, int]], cues: list[Cue]) -
     for s_index, (s_start, s_end) in enumerate(sentences):
         start = s_start
         condition: str | None = None
+        kept = appositions(w, s_start, s_end)
         for i in range(s_start, s_end):
             word = w.low[i]
             brk = False
@@ -109,6 +110,8 @@ def split_clauses(w: Words, sentences: list[tuple[int, int]], cues: list[Cue]) -
             if i == s_start:
                 if word in P.CONDITIONALS:
                     condition = word
+                continue
+            if i in kept:
                 continue
             if word in P.CLAUSE_BREAKS or (word in ("-", "--") and w.spaced(i)):
                 brk = True
@@ -129,6 +132,26 @@ def split_clauses(w: Words, sentences: list[tuple[int, int]], cues: list[Cue]) -
     for index, clause in enumerate(clauses):
         clause.index = index
     return clauses
+
+
+def appositions(w: Words, start: int, end: int) -> set[int]:
+    """The brackets of a parenthesis that only names the server before it ("the backend (Spring
+    Boot) is running", "vLLM (port 8000) is up"): no clause break, so the name belongs to the
+    clause's state or verb. A parenthesis that says more ("(or whatever port Vite picks)") breaks."""
+    kept: set[int] = set()
+    i = start
+    while i < end:
+        if w.low[i] != "(":
+            i += 1
+            continue
+        close = next((j for j in range(i + 1, min(end, i + 8)) if w.low[j] == ")"), None)
+        inner = range(i + 1, close) if close is not None else range(0)
+        if close is not None and inner and any(w.is_entity(j) for j in inner) and all(
+                w.is_entity(j) or w.low[j] in P.SERVER_NOUNS or w.low[j] in P.OBJECT_SKIP for j in inner):
+            kept.update((i, close))
+            i = close
+        i += 1
+    return kept
 
 
 def only_punct(w: Words, clause: Clause) -> bool:

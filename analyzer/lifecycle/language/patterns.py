@@ -522,7 +522,8 @@ KIND_ALIASES: Final[dict[str, str]] = {
     "redis": "redis", "redis-server": "redis", "postgres": "postgres", "postgresql": "postgres",
     "jupyter": "jupyter", "jupyter lab": "jupyter", "jupyterlab": "jupyter", "tensorboard": "tensorboard",
     "phoenix": "phoenix", "phx.server": "phoenix", "rails server": "rails", "lmdeploy": "lmdeploy",
-    "mlc-llm": "mlc-llm", "litellm": "litellm",
+    "mlc-llm": "mlc-llm", "litellm": "litellm", "spring boot": "spring-boot", "spring-boot": "spring-boot",
+    "springboot": "spring-boot", "spring boot app": "spring-boot",
 }
 """Spelling (lowercase, as spaCy tokenizes it) -> canonical server kind."""
 KIND_PREFIXES: Final = frozenset({"sglang", "vllm", "tgi", "ollama", "llama", "trtllm", "triton", "uvicorn",

@@ -144,6 +144,8 @@ class _Host:
     """container name -> (event index, evidence) that someone else made it."""
     last_made: int = -1
     """Event index of the agent's latest command that may have created a container here."""
+    first_made: int = -1
+    """Event index of the agent's first such command (-1: none yet)."""
 
 
 class ContainerLedger:
@@ -160,6 +162,8 @@ class ContainerLedger:
         image for ``docker run --name``) are the agent's containers from now on."""
         h = self._host(host)
         h.last_made = event
+        if h.first_made < 0:
+            h.first_made = event
         built = _BUILT.findall(output)
         for name in [*made_containers(output), *(ran or {})]:
             image = (ran or {}).get(name) or next(
@@ -209,6 +213,24 @@ class ContainerLedger:
             return (f"{row.name} was recreated under a new id ({before[1].id}, then {row.id}) while this "
                     "session started no container")
         return None
+
+    def publisher(self, host: str, port: int) -> tuple[int, ContainerRow, str | None] | None:
+        """The container the latest listing showed up and publishing ``port`` on ``host``: (that
+        listing's event, its row, whose it is in words when not the agent's: someone else's, with the
+        evidence, or one listed before the agent made any container here). None for no such row."""
+        h = self._host(host)
+        shown = [(at, row) for at, row in h.last_seen.values() if row.status.startswith("Up") and port in row.published]
+        if not shown:
+            return None
+        at, row = max(shown, key=lambda pair: pair[0])
+        if row.name in h.mine:
+            return at, row, None
+        if row.name in h.foreign:
+            return at, row, h.foreign[row.name][1]
+        first = min((e for e, r in h.last_seen.values() if r.name == row.name), default=at)
+        if h.first_made < 0 or first < h.first_made:
+            return at, row, f"a listing showed it publishing :{port} before this session made any container here"
+        return at, row, None
 
     def foreign(self, host: str, name: str) -> tuple[int, str] | None:
         """(event, evidence) when someone other than the agent made container ``name``."""

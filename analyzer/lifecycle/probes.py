@@ -260,8 +260,37 @@ def dead_jobs(output: str | None) -> list[DeadJob]:
     return [DeadJob(int(m.group(1)), m.group(2), m.group(3).strip()) for m in found]
 
 
-_ALREADY_RUNNING = re.compile(r"\b(?:Another|another) [\w .-]{0,40}?(?:server|instance) is already running")
-"""A server's own refusal to start beside a running copy of itself (``next dev``, lock files)."""
+_ALREADY_RUNNING = re.compile(r"\b(?:Another|another) [\w .-]{0,40}?(?:server|instance) is (?:already )?running"
+                              r"|\bA server is already running \(pid")
+"""A server's own refusal to start beside a running copy of itself (``next dev``; a lock or PID file:
+"another instance is running", Rails/Puma's "A server is already running (pid: 4242, file: …)")."""
+
+
+_DOCKER_HELD = re.compile(
+    r"^.*?(?:Bind for \S*?:(?P<allocated>\d{1,5}) failed: port is already allocated"
+    r"|Ports are not available: exposing port (?:TCP|UDP) \S*?:(?P<host>\d{1,5})\b).*$", re.M)
+
+
+@dataclass(frozen=True)
+class PortRefusal:
+    """Docker refusing to publish a port: the line, the port, and who holds it in Docker's words."""
+
+    line: str
+    port: int
+    by_container: bool
+    """"port is already allocated": Docker's own allocator, so another container publishes it;
+    else ("Ports are not available … address already in use") a host process listens there."""
+
+
+def docker_port_refusal(output: str) -> PortRefusal | None:
+    """The line where ``docker run``/``compose up`` says the host port it publishes is taken."""
+    if "already allocated" not in output and "Ports are not available" not in output:
+        return None
+    m = _DOCKER_HELD.search(output)
+    if m is None:
+        return None
+    port = m.group("allocated") or m.group("host")
+    return PortRefusal(m.group(0).strip()[:300], int(port), m.group("allocated") is not None)
 
 
 def answered_by(catalog: Catalog, kind: str, body: str) -> ServerKind | None:
@@ -293,7 +322,7 @@ _ANSWER_CHARS = 20_000
 
 def failure_reason(line: str) -> str:
     low = line.lower()
-    if "address already in use" in low or "eaddrinuse" in low or re.search(r"port \d+ is (?:not available|already in use)", low) \
+    if "address already in use" in low or "eaddrinuse" in low or "port is already allocated" in low or re.search(r"port \d+ is (?:not available|already in use)", low) \
             or _ALREADY_RUNNING.search(line):
         return "address-in-use"
     if "out of memory" in low or "oom" in low:

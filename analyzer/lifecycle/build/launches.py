@@ -46,10 +46,13 @@ from analyzer.lifecycle.generic import (
 )
 from analyzer.lifecycle.probes import (
     DeadJob,
+    PortRefusal,
     dead_jobs,
+    docker_port_refusal,
     failure_reason,
     pids_in,
 )
+from analyzer.lifecycle.world import Instance
 from analyzer.shell import kill as killsem
 from analyzer.shell.model import ShellScript, SimpleCommand
 from analyzer.shell.parse import parse
@@ -349,6 +352,10 @@ class LaunchSteps(WalkBase):
         if job is not None:
             self.fail_launch(ev, launch, fi, "killed", f"{job.pid} {job.how}  {job.command}")
             return
+        refusal = docker_port_refusal(output) if launch.server in ("docker", "compose") and output else None
+        if refusal is not None:
+            self.docker_refused(ev, launch, fi, refusal)
+            return
         fail = self.w.catalog.failure_line(launch.server, output) if ev.output is not None else None
         if fail and not dead_jobs(fail):
             self.fail_launch(ev, launch, fi, failure_reason(fail), fail)
@@ -387,15 +394,70 @@ class LaunchSteps(WalkBase):
                 before = self.before_instance(ev.index, launch.host, port, None,
                                               f"`{' '.join(launch.argv[:4])}` found its port taken{holder}: "
                                               f"{quote.strip()[:120]}")
-                pi = self.w.record(Probe(event=ev.index, instance=before, method="port-held",
-                                         target=f":{port}", answered=True,
-                                         detail=f"the launch at event {launch.event} found :{port} held"))
-                self.w.link(f"event:{ev.index}", f"instance:{before}", "conflicts-with", pi)
-                self.w.change_state(before, "ready", pi, f"it held :{port} when the {launch.label} launched")
+                self.held_port(ev, launch, before, port)
+        self.launch_failed(ev, launch, fi, reason, quote)
+
+    def launch_failed(self, ev: ToolEvent, launch: Launch, fi: int, reason: str, quote: str) -> None:
+        """Record that launch ``fi`` died at ``ev`` (``reason``, the line ``quote``) and end it."""
+        inst = launch.instance
+        assert inst is not None
         xi = self.w.record(Failure(event=ev.index, instance=inst, reason=reason, quote=quote, launch_event=launch.event,
                                  detail=f"the {launch.label} launched here died: {quote}"))
         self.w.link(f"event:{ev.index}", f"instance:{inst}", "reports-failure", xi)
         self.ended(inst, fi, "failed", xi, quote)
+
+    def docker_refused(self, ev: ToolEvent, launch: Launch, fi: int, refusal: PortRefusal) -> None:
+        """``docker run -p``/``compose up`` could not publish a host port: the launch failed on an
+        address in use, and the port's holder is someone's. A container a listing showed publishing
+        it that someone else made (another project's), or that was listed before this log made any
+        container, is that holder; with no listing of a holder,
+        and no container, stack or server of this log that may hold it, it is a server (for
+        "already allocated": a container) from before the log. Where the log's own may hold it,
+        the holder is left unnamed."""
+        inst = launch.instance
+        assert inst is not None
+        port, host = refusal.port, launch.host
+        if self.w.instances[inst].port is None:
+            self.w.instances[inst].port = port  # it publishes that port: a later probe of it asks about it too
+        shown = self.containers.publisher(host, port)
+        if shown is not None and shown[2] is not None:
+            at, row, why = shown
+            key = f"{host}/container:{row.name}@{at}"
+            if key not in self.w.instances:
+                owner = "other" if self.containers.foreign(host, row.name) else "before"
+                self.w.instances[key] = Instance(id=key, server="docker", label=f"{row.name} (container)", host=host,
+                                                 port=port, container=row.name, owner=owner, owner_evidence=at,
+                                                 owner_detail=why)
+            launch.collided = refusal.line
+            self.held_port(ev, launch, key, port)
+        elif shown is None and not self.may_hold(inst, fi, host, port, refusal.by_container):
+            launch.collided = refusal.line
+            key = self.before_instance(ev.index, host, port, "container" if refusal.by_container else None,
+                                       f"`{' '.join(launch.argv[:4])}` could not publish :{port}: {refusal.line[:120]}")
+            self.held_port(ev, launch, key, port)
+        self.launch_failed(ev, launch, fi, "address-in-use", refusal.line)
+
+    def may_hold(self, inst: str, fi: int, host: str, port: int, container_only: bool) -> bool:
+        """Whether something this log started may be what holds ``host:port``: another live launch
+        on that port, one whose port is unknown or only guessed, or (for a port only a container can
+        hold) any live container or compose stack of the log."""
+        if self.held_by_log(inst, fi):
+            return True
+        for key, lives in self.live.items():
+            other = self.w.instances[key]
+            if key == inst or other.host != host or not lives:
+                continue
+            if other.server in ("docker", "compose") or (not container_only and (
+                    other.port in (None, port) or any(lf in self.guessed_port for lf in lives))):
+                return True
+        return False
+
+    def held_port(self, ev: ToolEvent, launch: Launch, holder: str, port: int) -> None:
+        """The launch at ``ev`` found ``port`` held by ``holder``: a probe answered by it, which holds it now."""
+        pi = self.w.record(Probe(event=ev.index, instance=holder, method="port-held", target=f":{port}", answered=True,
+                                 detail=f"the launch at event {launch.event} found :{port} held"))
+        self.w.link(f"event:{ev.index}", f"instance:{holder}", "conflicts-with", pi)
+        self.w.change_state(holder, "ready", pi, f"it held :{port} when the {launch.label} launched")
 
     def held_by_log(self, inst: str, fi: int) -> bool:
         """Whether a launch of this log other than ``fi`` may still hold the instance's port: one

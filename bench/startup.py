@@ -11,6 +11,7 @@ untimed and then ``--runs`` times interleaved; medians of CPU time (user + syste
     python bench/startup.py --importtime     # also: the slowest imports of a warm check (python -X importtime)
     python bench/startup.py --profile        # also: a pyinstrument profile of one warm check
     python bench/startup.py --base fbc52f1   # also: check cold and warm with the code of that revision
+    python bench/startup.py --head f0bdaf3 --base 8b348b5   # committed code on both sides, not the tree
 
 Contenders: ``python -c pass`` (the interpreter), ``python -c "import pydantic, click, orjson"``
 (the libraries every command needs), ``check`` **cold** (an empty cache folder for every run: the
@@ -82,15 +83,18 @@ COLD = "cold"
 """The cache setting that stands for an empty cache folder, new for every run."""
 
 
-def contenders(fixture: Path, base: tuple[str, Path] | None) -> dict[str, tuple[list[str], dict[str, str]]]:
+def contenders(fixture: Path, base: tuple[str, Path] | None,
+               head: dict[str, str]) -> dict[str, tuple[list[str], dict[str, str]]]:
+    """The processes to time; ``head``: the environment of ``check`` itself (``{}`` for the working
+    tree, ``PYTHONPATH`` of an exported revision with ``--head``)."""
     py = sys.executable
     check = [py, "-m", "analyzer", "check", str(fixture)]
     found = {
         "python -c pass": ([py, "-c", "pass"], {}),
         "import pydantic, click, orjson": ([py, "-c", "import pydantic, click, orjson"], {}),
-        "check, cold": (check, {"SESSION_ANALYZER_CACHE_DIR": COLD}),
-        "check, warm": (check, {}),
-        "check, cache off": (check, {"SESSION_ANALYZER_CACHE_DIR": ""}),
+        "check, cold": (check, {**head, "SESSION_ANALYZER_CACHE_DIR": COLD}),
+        "check, warm": (check, head),
+        "check, cache off": (check, {**head, "SESSION_ANALYZER_CACHE_DIR": ""}),
     }
     if base is not None:
         found[f"check at {base[0]}, cold"] = (check, {"PYTHONPATH": str(base[1]), "SESSION_ANALYZER_CACHE_DIR": COLD})
@@ -108,8 +112,9 @@ def export(rev: str, into: Path) -> Path:
     return into
 
 
-def measure(fixture: Path, runs: int, folder: Path, base: tuple[str, Path] | None = None) -> dict[str, list[Run]]:
-    todo = contenders(fixture, base)
+def measure(fixture: Path, runs: int, folder: Path, base: tuple[str, Path] | None = None,
+            head: dict[str, str] | None = None) -> dict[str, list[Run]]:
+    todo = contenders(fixture, base, head or {})
     results: dict[str, list[Run]] = {name: [] for name in todo}
     for i in range(runs + 1):  # the first round is untimed: bytecode cache, page cache, the warm caches
         for k, (name, (argv, env)) in enumerate(todo.items()):
@@ -150,18 +155,22 @@ def table(results: dict[str, list[Run]]) -> None:
               f"peak RSS <= {TARGET_RSS:.0f} MB: {'met' if m <= TARGET_RSS else 'NOT met'} ({m:.1f})")
 
 
-def phases(fixture: Path, runs: int, folder: Path) -> None:
+def phases(fixture: Path, runs: int, folder: Path, head: dict[str, str] | None = None, label: str = "",
+           warm: str = "cache") -> None:
+    """Where one check's CPU goes, cold and warm (``PHASES``); ``head``: the environment of the code
+    to run (a revision's ``PYTHONPATH``), ``label`` says which in the output, ``warm`` is the cache
+    folder ``measure`` warmed for that code."""
     for state in ("cold", "warm"):
         times: dict[str, list[float]] = {}
         for i in range(runs):
-            cache = folder / (f"phases-cold-{i}" if state == "cold" else "cache")
+            cache = folder / (f"phases-cold-{warm}-{i}" if state == "cold" else warm)
             r = scale.run([sys.executable, "-c", PHASES, str(fixture)], folder,
-                          {"SESSION_ANALYZER_CACHE_DIR": str(cache)})
+                          {**(head or {}), "SESSION_ANALYZER_CACHE_DIR": str(cache)})
             if r.code != 0:
                 sys.exit(f"phases failed:\n{r.err[-2000:]}")
             for name, secs in json.loads(r.out).items():
                 times.setdefault(name, []).append(secs)
-        print(f"phases of one check in one process (CPU s, medians of {runs}; {state}):")
+        print(f"phases of one check {label or 'of the tree'} in one process (CPU s, medians of {runs}; {state}):")
         for name, values in times.items():
             print(f"  {name:24} {statistics.median(values):7.3f}")
         total = sum(statistics.median(v) for n, v in times.items() if n != "gc passes")
@@ -178,6 +187,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--profile", action="store_true", help="also profile one check (pyinstrument)")
     ap.add_argument("--top", type=int, default=30)
     ap.add_argument("--base", metavar="REV", help="also time check with the code of this git revision, side by side")
+    ap.add_argument("--head", metavar="REV", help="time check with the code of this revision, not the working tree")
     args = ap.parse_args(argv)
     scale.header()
     fixture = args.fixture.resolve()
@@ -185,10 +195,14 @@ def main(argv: list[str] | None = None) -> None:
     def go(_: argparse.Namespace, folder: Path) -> None:
         print(f"input: {fixture.relative_to(ROOT) if fixture.is_relative_to(ROOT) else fixture}")
         base = (args.base, export(args.base, folder / "base")) if args.base else None
-        table(measure(fixture, args.runs, folder, base))
+        head = {"PYTHONPATH": str(export(args.head, folder / "head"))} if args.head else {}
+        table(measure(fixture, args.runs, folder, base, head))
         if args.phases:
-            phases(fixture, args.runs, folder)
+            phases(fixture, args.runs, folder, head, f"at {args.head}" if args.head else "")
+            if base is not None:
+                phases(fixture, args.runs, folder, {"PYTHONPATH": str(base[1])}, f"at {base[0]}", "base-cache")
         os.environ["SESSION_ANALYZER_CACHE_DIR"] = str(folder / "cache")  # the warm check's folder
+        os.environ.update(head)  # the same code for the import list and the profile
         if args.importtime:
             scale.importtime([fixture], [], folder, args.top)
         if args.profile:

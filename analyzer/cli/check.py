@@ -17,7 +17,7 @@ from analyzer.ingest import IngestError, load_all
 from analyzer.ingest.discover import discover
 from analyzer.lifecycle.world import World
 from analyzer.pipeline import Analysis, Analyzer, partial_read
-from analyzer.report import github, json_doc, sarif, terminal, text
+from analyzer.report import terminal, text
 from analyzer.rules.api import Severity
 from analyzer.rules.engine import BaselineError, SelectionError, apply_baseline, write_baseline
 
@@ -166,6 +166,8 @@ def _document(fmt: str, analyses: list[Analysis], errors: list[dict[str, str | i
     is the exit status the run ends with (SARIF's invocation records it)."""
     if statistics:
         return orjson.dumps(rule_counts(analyses), option=orjson.OPT_INDENT_2).decode()
+    from analyzer.report import github, json_doc, sarif  # only the output asked for: text needs none
+
     if fmt == "github":
         return github.render(analyses, errors)
     if fmt == "sarif":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from analyzer.lifecycle import Instruction, World
+from analyzer.lifecycle import Instruction, Probe, World
 from analyzer.rules import Finding, Rule, Severity, Status, and_list
 
 
@@ -114,7 +114,9 @@ class UnrequestedTeardown(Rule):
                     details={"unrequested": names, "asked": []},
                 )
                 continue
-            before = [v for v in kill.victims if v.instance and world.instances[v.instance].owner == "before"]
+            # one the user said they use, or a listing showed serving clients, is kill-after-ready's
+            before = [v for v in kill.victims if v.instance and world.instances[v.instance].owner == "before"
+                      and not _in_hand(world, v.instance, kill.event)]
             if not before or any(i.action in ("stop", "restart") for i in world.instructions_in_force(kill.event)):
                 continue
             if not world.user_messages_between(-1, kill.event):
@@ -125,6 +127,13 @@ class UnrequestedTeardown(Rule):
                 message=f"stops {_and(names)}, which ran before this session; no instruction put it in scope",
                 details={"unrequested": names, "asked": []},
             )
+
+
+def _in_hand(world: World, inst: str, before: int) -> bool:
+    """A server from before the log is in someone's hands: the user said they use it, or a port
+    listing showed it serving established connections (kill-after-ready reports its kill)."""
+    return any(r.source == "user" for r in world.ready_signals(inst, before)) or any(
+        p.method == "port-clients" and p.answered and p.event < before for p in world.facts_about(Probe, inst))
 
 
 def _and(names: list[str]) -> str:

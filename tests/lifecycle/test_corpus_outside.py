@@ -40,8 +40,11 @@ def test_mcp_server_cline_spawned_is_from_before_the_log(corpus: Path) -> None:
     assert (inst.owner, inst.owner_evidence, w.event(94).line) == ("before", 94, 299)
     assert "listen EADDRINUSE" in inst.owner_detail
     assert [(p.event, p.method, p.target) for p in w.facts_about(Probe, inst.id)] == [
-        (94, "port-held", ":8765"), (96, "port-list", "PID 35016 listening on :8765")]
+        (94, "port-held", ":8765"), (96, "port-list", "PID 35016 listening on :8765"),
+        (96, "port-clients", "PID 35016 on :8765 serving 3 established connections")]
     assert launch_at(w, 94).collided and launch_at(w, 94).instance == "local/node:index.js"
+    # netstat tied PID 35016 to it, so `taskkill /PID 35016 /F` (L311) stops it
+    assert inst.pids == [35016] and inst.state_at(98) == "stopped"
 
 
 # antigravity/eager-nextdev-port-in-use.jsonl: the user's own `npm run dev` has run in the IDE

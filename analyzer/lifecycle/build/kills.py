@@ -21,16 +21,41 @@ from analyzer.lifecycle.containers import (
 from analyzer.lifecycle.facts import (
     Kill,
     Launch,
+    Probe,
     RelaunchMatch,
     Victim,
 )
+from analyzer.lifecycle.probes import fuser_holders, listeners
 from analyzer.lifecycle.world import Instance
 from analyzer.shell import kill as killsem
 from analyzer.shell.model import ShellScript, SimpleCommand
 
+_LISTERS = frozenset({"netstat", "ss", "lsof", "fuser"})
+_CLIENT_ROWS = (
+    # netstat -ano (Windows): proto, local, foreign, state, PID
+    re.compile(r"^\s*TCP\s+\S*[:.](?P<port>\d{1,5})\s+\S+\s+ESTABLISHED\s+(?P<pid>\d+)\s*$", re.M),
+    # netstat -tnp (Linux): proto, recv-q, send-q, local, foreign, state, PID/program
+    re.compile(r"^\s*tcp6?\s+\d+\s+\d+\s+\S*[:.](?P<port>\d{1,5})\s+\S+\s+ESTABLISHED\s+(?P<pid>\d+)/", re.M),
+    # ss -tnp: state, recv-q, send-q, local, peer, users:(("node",pid=…))
+    re.compile(r"^\s*(?:tcp\s+)?ESTAB\s+\d+\s+\d+\s+\S*[:.](?P<port>\d{1,5})\s+\S+\s+users:\(\(\"[^\"]*\",pid=(?P<pid>\d+)",
+               re.M),
+    # lsof -i: COMMAND PID … TCP local->peer (ESTABLISHED)
+    re.compile(r"^\S+\s+(?P<pid>\d+)\s+.*?TCP\s+\S*:(?P<port>\d{1,5})->\S+\s+\(ESTABLISHED\)", re.M),
+)
+"""Rows of a port lister that show a connection accepted on a local port, with the PID holding it."""
+
+
+def _clients(output: str, port: int, pid: int) -> int:
+    """How many established connections a port lister shows ``pid`` serving on its ``port``."""
+    return sum(1 for rx in _CLIENT_ROWS for m in rx.finditer(output)
+               if int(m.group("port")) == port and int(m.group("pid")) == pid)
+
 
 class KillSteps(WalkBase):
     """Steps for kills: the processes the world believes alive, the kill evaluation's verdicts made"""
+
+    _listing: tuple[ToolEvent, ShellScript] | None = None
+    """The latest shell call with a port lister in it, read by ``before_pids`` on the next call."""
 
     def processes(self) -> list[killsem.Process]:
         procs: list[killsem.Process] = []
@@ -50,6 +75,13 @@ class KillSteps(WalkBase):
                     and self.w.catalog.by_name[launch.server].gpu else (),
                 ))
         procs += [self.unit_process(inst, None) for inst in self.listed]
+        for key, box in self.w.instances.items():
+            # a server from before the log whose PID a port listing showed: `kill PID` reaches it
+            if box.owner == "before" and box.port and box.pids and not self.live.get(key) \
+                    and not (box.history and box.history[-1].state == "stopped"):
+                procs += [killsem.Process(pid=pid, argv=(), host=None if box.host == "local" else box.host,
+                                          kind="server", label=box.name, ref=f"instance:{key}", ports=(box.port,))
+                          for pid in box.pids]
         if self._agent_process is None:
             self._agent_process = killsem.agent_process(self.agent)
         procs.append(self._agent_process)
@@ -57,6 +89,7 @@ class KillSteps(WalkBase):
 
     def kills_of(self, ev: ToolEvent, script: ShellScript,
                  launches: list[tuple[SimpleCommand, int]]) -> list[tuple[Kill, killsem.KillVerdict]]:
+        self.before_pids(ev, script)
         if not killsem.may_kill(script):
             return []  # no kill-ish command: no verdict, whatever the processes
         # the harness runs commands in the user's login shell: zsh on macOS since Catalina
@@ -113,6 +146,48 @@ class KillSteps(WalkBase):
                 self.stack_stops[id(kill)] = (stack, _docker_verb(v.command.effective_argv) == "restart")
             out.append((kill, v))
         return out
+
+    def before_pids(self, ev: ToolEvent, script: ShellScript) -> None:
+        """A port lister's output (``netstat -ano``, ``ss -ltnp``, ``lsof -i``, ``fuser``) names the
+        one PID listening on the port of a server from before the log: that is its process, so a
+        later ``kill``/``taskkill /PID`` of that PID hits it. Connections the same listing shows it
+        serving are a probe of their own (``port-clients``): someone is using that server now.
+
+        A listing is read on the next shell call, when its own probes have run: the instance it
+        is about may be one that very listing showed first (``ProbeSteps.bind_pids``)."""
+        pending, self._listing = self._listing, None
+        if ev.output and not ev.background and any(c.name in _LISTERS for c in script.commands):
+            self._listing = (ev, script)
+        if pending is not None:
+            self.read_before_pids(*pending)
+        if self._listing is not None and killsem.may_kill(script):
+            self.read_before_pids(ev, script)  # `netstat …; taskkill …` in one call: what it saw so far
+
+    def read_before_pids(self, ev: ToolEvent, script: ShellScript) -> None:
+        output = ev.output or ""
+        if not any(i.owner == "before" for i in self.w.instances.values()):
+            return
+        for cmd in script.commands:
+            if cmd.name not in _LISTERS:
+                continue
+            where = cmd.host or "local"
+            found = fuser_holders(output) if cmd.name == "fuser" else listeners(output)
+            for port, pids in found.items():
+                if len(pids) != 1:
+                    continue  # workers of a forking server, or two listeners: whose is which is not shown
+                (pid,) = pids
+                for key in self.find(host=where, port=port):
+                    inst = self.w.instances[key]
+                    if inst.owner != "before" or self.live.get(key) or self.live_state(key, ev.index) == "stopped":
+                        continue
+                    if pid not in inst.pids:
+                        inst.pids.append(pid)
+                    if n := _clients(output, port, pid):
+                        target = f"PID {pid} on :{port} serving {n} established connection{'s' * (n > 1)}"
+                        fi = self.w.record(Probe(event=ev.index, instance=key, method="port-clients", target=target,
+                                                 answered=True, detail=f"`{' '.join(cmd.argv)[:60]}` shows {target}"))
+                        self.w.link(f"event:{ev.index}", f"instance:{key}", "probes", fi)
+            return
 
     def units_from_before(self, v: killsem.KillVerdict, hit: set[str | None]) -> list[Victim]:
         """Units a ``systemctl stop|restart`` names that no launch of this session started: a

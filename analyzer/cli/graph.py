@@ -40,14 +40,21 @@ def render_text(world: World) -> str:
 
 
 def _identity(world: World, inst: Instance) -> list[str]:
-    """What identifies an instance beyond its key: who started it (and the evidence), its unit (and
+    """What identifies an instance beyond its key: who started it (and the evidence), the user's
+    instructions that named it and the message that handed it to the user, its unit (and
     the process manager running it), the tmux/screen session hosting it, container or stack members,
     the PIDs bound to its launches or shown by its manager, and its background tasks."""
     owner = {"agent": "the agent, in this session", "before": "someone before the log began",
              "other": "someone else during the session"}[inst.owner]
+    if inst.owner == "agent" and inst.started_by not in (None, "main"):
+        owner = f"a sub-agent ({inst.started_by}), in this session"
     seen = world.event(inst.owner_evidence).line if inst.owner_evidence is not None else None
     lines = [f"owner: {owner}" + (f" (line {seen})" if seen is not None else "")
              + (f": {inst.owner_detail}" if inst.owner_detail else "")]
+    if inst.requested_at:
+        lines.append("requested by the user: " + ", ".join(_at(world, e) for e in inst.requested_at))
+    if inst.handed_at is not None:
+        lines.append(f"handed to the user: {_at(world, inst.handed_at)}")
     if inst.unit:
         manager = inst.server if inst.server in world.catalog.managers else None
         lines.append(f"unit: {inst.unit}" + (f" ({manager})" if manager else ""))
@@ -64,6 +71,12 @@ def _identity(world: World, inst: Instance) -> list[str]:
     if inst.task_ids:
         lines.append(f"tasks: {', '.join(inst.task_ids)}")
     return lines
+
+
+def _at(world: World, event: int) -> str:
+    """An event as the graph names it: ``#12 (line 40)``."""
+    line = world.event(event).line
+    return f"#{event}" + (f" (line {line})" if line is not None else "")
 
 
 def render_dot(world: World) -> str:

@@ -82,6 +82,15 @@ class Instance(BaseModel):
     """For ``other``: what that output shows, in one sentence."""
     members: list[str] = Field(default_factory=list)
     """For a compose stack: the containers its ``up`` output showed it creating or starting."""
+    started_by: str | None = None
+    """For ``agent``: which agent's call first launched it, ``main`` or a sub-agent's id (a
+    sub-agent's tool calls act in the same world as the main agent's)."""
+    handed_at: int | None = None
+    """The main agent's message that first handed it to the user: said it runs or serves, or gave
+    its local URL while it was starting or ready. None: never handed over."""
+    requested_at: list[int] = Field(default_factory=list)
+    """The user's prompts whose instructions named it (launch, stop, restart, hold): the user's words
+    put it in scope there."""
     pids: list[int] = Field(default_factory=list)
     """PIDs a process manager's output showed for it (``pm2 list``, ``supervisorctl status``,
     ``Main PID:``), oldest first; a launch's own PID is on the launch."""

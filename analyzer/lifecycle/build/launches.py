@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 
-from analyzer.events import SystemEvent, ToolEvent
+from analyzer.events import SystemEvent, ToolEvent, UserEvent
 from analyzer.lifecycle.build._util import (
     _DETACHED_SERVERS,
     _SYSTEMCTL_START,
@@ -140,12 +140,30 @@ class LaunchSteps(WalkBase):
         fi = self.w.record(launch)
         if guessed:
             self.guessed_port.add(fi)
+        if self.w.instances[inst].started_by is None and self.w.instances[inst].owner == "agent":
+            self.w.instances[inst].started_by = self.w.session.events[ev_index].agent
         self.w.instances[inst].launches.append(ev_index)
+        self.asked_for(inst, ev_index)
         self.w.link(f"event:{ev_index}", f"instance:{inst}", "launches", fi)
         if launch.task_id:
             self.by_task[launch.task_id] = inst
             self.task_launch[launch.task_id] = launch
         return fi
+
+    def asked_for(self, inst: str, event: int) -> None:
+        """The user's instruction in force at a launch asked for this server though it did not exist
+        yet ("start the API on port 8000"): its words name the instance's port or kind, so it is in
+        scope from that prompt on."""
+        instance = self.w.instances[inst]
+        for ins in self.w.instructions_in_force(event):
+            if ins.action not in ("launch", "restart") or ins.targets or ins.event in instance.requested_at:
+                continue
+            said = self.w.event(ins.event)
+            text = (said.text if isinstance(said, UserEvent) else ins.quote).lower()
+            if (instance.port and re.search(rf"(?<!\d){instance.port}(?!\d)", text)) or any(
+                    re.search(rf"\b{re.escape(n)}\b", text) for n in instance.name_words):
+                instance.requested_at.append(ins.event)
+                self.w.link(f"instance:{inst}", f"event:{ins.event}", "requested-by", self.w.position(ins))
 
     def generic_launches(self, ev: ToolEvent, script: ShellScript, launches: list[tuple[SimpleCommand, int]],
                          others: list[SimpleCommand]) -> list[tuple[SimpleCommand, int]]:

@@ -32,6 +32,8 @@ _IN_USE = re.compile(
     r"\b(?:open|opened|using|use|running|up|serving|started|on)\b[^.?!\n]{0,40}?" + _LOCAL_URL)
 """A user's sentence saying a server at a local URL is theirs and in use: "I have it open on
 localhost:3000", "I'm using http://127.0.0.1:8000", "my app is running on localhost:5173"."""
+_GIVEN_URL = re.compile(r"(?<![\w.])" + _LOCAL_URL)
+"""A local address the agent gives: ``http://localhost:3000``, ``127.0.0.1:8000``."""
 _STATED_PID = re.compile(
     r"(?i)\b(?:running|started|listening|serving|launched|up)\b[^.\n]{0,40}?\(?\b(?:as |with )?"
     r"(?:pid|process id|process)\s*[:=#]?\s*(?P<pid>\d{2,8})\b")
@@ -97,6 +99,8 @@ class MessageSteps(WalkBase):
                                          quote=r.quote(action), detail=f"the user asks to {action} {text}"))
             for inst in insts:
                 self.w.link(f"instance:{inst}", f"event:{ev.index}", "requested-by", fi)
+                if ev.index not in self.w.instances[inst].requested_at:
+                    self.w.instances[inst].requested_at.append(ev.index)
         disputed = self.disputed(ev, r)
         if (r.has("correction") or disputed) and self.about_server_state(ev.text, r):
             corrected = self.last_action(ev.index)
@@ -175,9 +179,24 @@ class MessageSteps(WalkBase):
                 launch.pid, launch.pid_event = int(m.group("pid")), ev.index
                 launch.detail += f" (PID {launch.pid}, as the agent says at event {ev.index})"
 
+    def handed(self, ev: AssistantEvent, inst: str) -> None:
+        """The main agent's message gives ``inst`` to the user (a sub-agent reports to the agent)."""
+        if ev.agent == "main" and self.w.instances[inst].handed_at is None:
+            self.w.instances[inst].handed_at = ev.index
+
+    def url_given(self, ev: AssistantEvent) -> None:
+        """The agent gives the user a local URL (``http://localhost:3000``) of a live server of this
+        log, one that is starting or ready: the server is handed over."""
+        for m in _GIVEN_URL.finditer(ev.text):
+            for inst in self.find(host="local", port=int(m.group("port"))):
+                if self.live.get(inst) and self.live_state(inst, ev.index) in ("starting", "ready"):
+                    self.handed(ev, inst)
+
     def on_agent(self, ev: AssistantEvent) -> None:
         if ev.text and _STATED_PID.search(ev.text):
             self.agent_pid(ev)
+        if ev.text and ("localhost:" in ev.text or "127.0.0.1:" in ev.text or "0.0.0.0:" in ev.text):
+            self.url_given(ev)
         if not ev.text or len(ev.text) > 4000:
             return  # long write-ups mix plans, history and claims; their readiness words mislead
         r = read_message(ev.text, documents=False)  # its lists are its claims, not a pasted spec
@@ -193,4 +212,5 @@ class MessageSteps(WalkBase):
                                    quote=quote, detail=f"the agent says it is up: {quote!r}"))
             if self.live_state(inst, ev.index) in ("starting", "unknown"):
                 self.w.change_state(inst, "ready", fi, "the agent said it is up")
+            self.handed(ev, inst)
             self.w.link(f"event:{ev.index}", f"instance:{inst}", "asserts-ready", fi)

@@ -82,7 +82,8 @@ def test_codex_write_stdin_exit_fails_the_unified_exec_launch(tmp_path: Path) ->
     assert [la.duplicate_of for la in w.launches()] == [None, None]
 
 
-def test_antigravity_task_status_done_ends_its_foreground_server_and_canceled_stops_it(tmp_path: Path) -> None:
+def test_antigravity_task_status_canceled_stops_its_server_and_done_waits_for_the_notification(
+        tmp_path: Path) -> None:
     f = session(tmp_path, "antigravity", """\
   - bash: npm run dev -- --port 3000
     background: true
@@ -94,6 +95,11 @@ def test_antigravity_task_status_done_ends_its_foreground_server_and_canceled_st
   - tool: TaskOutput
     input: {task_id: task-12}
     output: "Task: 0c1d/task-12\\nStatus: DONE\\nLog: C:\\\\tasks\\\\12.log"
+  - system: task-notification
+    task: task-12
+    status: failed
+    exit: 1
+    text: "Task task-12 finished with exit code 1"
   - bash: python -m http.server 8080
     background: true
     task: task-30
@@ -107,7 +113,7 @@ def test_antigravity_task_status_done_ends_its_foreground_server_and_canceled_st
     output: "Background task with task id: 0c1d/task-40"
 """)
     w = world(f)
-    assert [c.state for c in w.instances["local:3000"].history] == ["starting", "stopped", "starting"]
-    assert w.instances["local:3000"].state_at(1) == "starting"  # RUNNING: alive, not ready
+    assert [(c.state, c.event) for c in w.instances["local:3000"].history] == [
+        ("starting", 0), ("failed", 3), ("starting", 6)]  # DONE says over, not how: the notice does
     assert [c.state for c in w.instances["local:8080"].history] == ["starting", "stopped"]
     assert [la.duplicate_of for la in w.launches()] == [None, None, None]

@@ -40,7 +40,8 @@ class TaskSteps(WalkBase):
     def on_task_poll(self, ev: ToolEvent) -> None:
         """An output poll of a background task (BashOutput/TaskOutput, Codex ``write_stdin``,
         Antigravity's task status) reports on the launch that task runs: still running (alive, not
-        ready), or over, as its status and exit code say: failed, stopped, or done."""
+        ready), or over, as its status and exit code say: failed, stopped, or done with an exit code
+        (done without one leaves the outcome to the harness's notification)."""
         inst = self.by_task.get(ev.task_id or "")
         if inst is None:
             return
@@ -60,8 +61,9 @@ class TaskSteps(WalkBase):
                              f"exit code {code}" if code is not None else f"task {ev.task_id} failed")
         elif status == "killed":
             self.task_over(ev, inst, launch, "killed", code, "")
-        elif status == "completed":
-            self.task_over(ev, inst, launch, "completed", code if code is not None else 0, "")
+        elif status == "completed" and code is not None:
+            # Antigravity's "Status: DONE" shows no exit code: how it ended is the notification's to say
+            self.task_over(ev, inst, launch, "completed", code, "")
 
     def launch_of_task(self, task_id: str) -> Launch | None:
         return self.task_launch.get(task_id)  # Launch facts are only made by ``launch_of``

@@ -27,6 +27,12 @@ class OverBroadKill(Rule):
         A process manager's ``all`` is generic too: ``pm2 delete all`` / ``pm2 kill``,
         ``supervisorctl stop|restart all`` (and ``reload``), ``brew services stop --all`` reach every
         unit of that manager on the host, the ones other projects or the user started included.
+        A kill by PID of Docker Desktop's backend is one too: Docker reported an address allocated
+        ("Bind for 0.0.0.0:3000 failed: port is already allocated": a container publishes it) and a
+        port listing of a Docker Desktop host (Windows ``netstat -ano``, macOS ``lsof`` naming
+        ``com.docke…``/``vpnkit``) showed that PID listening there; the backend forwards every
+        published port, so the engine and every container stop with it. On Linux each published
+        port has its own ``docker-proxy``: killing one breaks only that port and is not flagged.
 
     Why is this bad:
         A kill reaches every process its pattern matches, not the one meant. ``pkill -f`` matches

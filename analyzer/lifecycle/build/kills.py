@@ -45,6 +45,23 @@ _CLIENT_ROWS = (
 """Rows of a port lister that show a connection accepted on a local port, with the PID holding it."""
 
 
+_ALLOCATED = re.compile(r"Bind for (?P<addr>\S+?):(?P<port>\d{1,5}) failed: port is already allocated")
+"""Docker's own port allocator refusing a publish: a container of this engine holds that address."""
+_WINDOWS_LISTENER = re.compile(r"^\s*TCP\s+(?P<addr>\S+?):(?P<port>\d{1,5})\s+\S+\s+LISTENING\s+(?P<pid>\d+)\s*$", re.M)
+"""A ``netstat -ano`` row of Windows: the host is Docker Desktop's when Docker runs there."""
+_DESKTOP_LSOF = re.compile(r"^(?P<name>com\.docke\S*|vpnkit\S*)\s+(?P<pid>\d+)\s.*?TCP\s+(?P<addr>\S+?):(?P<port>\d{1,5})"
+                           r"\s+\(LISTEN\)", re.M)
+"""An ``lsof -i`` row of macOS's Docker Desktop: its backend (``com.docker.backend``, cut to
+``com.docke``) or vpnkit listens on every published port."""
+_DESKTOP_SELECTS = ("Docker Desktop's backend (com.docker.backend), which publishes every container's ports: "
+                    "the Docker engine and every container on this host stop with it")
+
+
+def _same_address(allocated: str, listening: str) -> bool:
+    """Whether a listener's address is the one Docker reported allocated (``0.0.0.0``, ``[::]``)."""
+    return allocated.strip("[]") == listening.strip("[]") or (allocated == "0.0.0.0" and listening == "*")
+
+
 def _clients(output: str, port: int, pid: int) -> int:
     """How many established connections a port lister shows ``pid`` serving on its ``port``."""
     return sum(1 for rx in _CLIENT_ROWS for m in rx.finditer(output)
@@ -56,6 +73,10 @@ class KillSteps(WalkBase):
 
     _listing: tuple[ToolEvent, ShellScript] | None = None
     """The latest shell call with a port lister in it, read by ``before_pids`` on the next call."""
+    _allocated: dict[int, tuple[int, str]] | None = None
+    """port -> (event, address) of Docker's latest "Bind for ADDR:PORT failed: port is already allocated"."""
+    _desktop_pids: dict[int, tuple[int, int, str]] | None = None
+    """PID -> (event, port, why) of a Docker Desktop host's listener on an allocated address."""
 
     def processes(self) -> list[killsem.Process]:
         procs: list[killsem.Process] = []
@@ -90,6 +111,7 @@ class KillSteps(WalkBase):
     def kills_of(self, ev: ToolEvent, script: ShellScript,
                  launches: list[tuple[SimpleCommand, int]]) -> list[tuple[Kill, killsem.KillVerdict]]:
         self.before_pids(ev, script)
+        self.docker_desktop_listeners(ev)
         if not killsem.may_kill(script):
             return []  # no kill-ish command: no verdict, whatever the processes
         # the harness runs commands in the user's login shell: zsh on macOS since Catalina
@@ -135,6 +157,10 @@ class KillSteps(WalkBase):
             notes = list(v.notes)
             if v.invalid_pattern:
                 notes.append("the pattern is not a valid POSIX ERE: pkill exits 2 and kills nothing")
+            if v.mechanism == "kill" and (proxy := self.desktop_proxy(v)) is not None:
+                pid, why = proxy
+                v.mark_generic(_DESKTOP_SELECTS)
+                notes = [n for n in notes if n != f"PID {pid} is not a process known here"] + [why]
             kill = Kill(event=ev.index, mechanism=v.mechanism, text=text, pattern=v.pattern,
                         victims=victims, self_kill=v.self_kill is not None, generic=v.generic, selects=v.selects,
                         also_matches_relaunch=relaunch, relaunches=relaunches, platform=v.platform, notes=notes,
@@ -162,6 +188,48 @@ class KillSteps(WalkBase):
             self.read_before_pids(*pending)
         if self._listing is not None and killsem.may_kill(script):
             self.read_before_pids(ev, script)  # `netstat …; taskkill …` in one call: what it saw so far
+
+    def docker_desktop_listeners(self, ev: ToolEvent) -> None:
+        """Docker reported an address allocated ("Bind for 0.0.0.0:3000 failed: port is already
+        allocated": one of its containers publishes it), and a later port listing of a Docker
+        Desktop host (Windows ``netstat -ano``; macOS ``lsof`` naming ``com.docke…``/``vpnkit``)
+        shows the PID listening there. On Docker Desktop that listener is its backend, which
+        forwards every published port: a kill of that PID stops the engine and every container.
+        (On Linux each published port has its own ``docker-proxy``: no such PID is recorded.)"""
+        output = ev.output or ""
+        if "port is already allocated" in output:
+            self._allocated = self._allocated or {}
+            for m in _ALLOCATED.finditer(output):
+                self._allocated[int(m.group("port"))] = (ev.index, m.group("addr"))
+        if not self._allocated or "LISTEN" not in output:
+            return
+        rows = [(m, "a Windows netstat, so Docker there is Docker Desktop") for m in _WINDOWS_LISTENER.finditer(output)]
+        rows += [(m, f"lsof names it {m.group('name')}, Docker Desktop's") for m in _DESKTOP_LSOF.finditer(output)]
+        for m, host in rows:
+            port, pid = int(m.group("port")), int(m.group("pid"))
+            held = self._allocated.get(port)
+            if held is None or not _same_address(held[1], m.group("addr")):
+                continue
+            self._desktop_pids = self._desktop_pids or {}
+            self._desktop_pids[pid] = (ev.index, port, (
+                f"PID {pid} listens on {m.group('addr')}:{port} ({self.where_said(ev.index)}; {host}), the address "
+                f"Docker reported allocated to one of its containers ({self.where_said(held[0])}): it is Docker "
+                "Desktop's backend"))
+
+    def where_said(self, index: int) -> str:
+        """``line N`` of the log for an event, else ``event N``."""
+        line = self.w.session.events[index].line
+        return f"line {line}" if line is not None else f"event {index}"
+
+    def desktop_proxy(self, v: killsem.KillVerdict) -> tuple[int, str] | None:
+        """(the PID, why) of a kill by PID that hits Docker Desktop's backend: one of its PIDs is
+        one ``docker_desktop_listeners`` found; None otherwise."""
+        if not self._desktop_pids:
+            return None
+        for t in v.targets:
+            if t.isdigit() and (found := self._desktop_pids.get(int(t))) is not None:
+                return int(t), found[2]
+        return None
 
     def read_before_pids(self, ev: ToolEvent, script: ShellScript) -> None:
         output = ev.output or ""

@@ -293,6 +293,19 @@ def docker_port_refusal(output: str) -> PortRefusal | None:
     return PortRefusal(m.group(0).strip()[:300], int(port), m.group("allocated") is not None)
 
 
+_COMPOSE_FAILED = re.compile(r"^.*\b(?:failed to solve|dependency failed to start)\b.*$", re.M)
+"""Compose's own words for an ``up`` that did not start its stack: the build failed (BuildKit's
+"failed to solve"), or a service's dependency never became healthy."""
+
+
+def compose_failure(output: str) -> str | None:
+    """The line where ``docker compose up`` says the stack did not start, when it says so."""
+    if "failed to solve" not in output and "dependency failed to start" not in output:
+        return None
+    m = _COMPOSE_FAILED.search(output)
+    return m.group(0).strip()[:300] if m else None
+
+
 def answered_by(catalog: Catalog, kind: str, body: str) -> ServerKind | None:
     """The kind whose signature response (``answers`` in the catalog) ``body`` is, when that is
     not ``kind``: the probe reached another server than the ``kind`` launched on that port. None

@@ -100,3 +100,20 @@ def test_a_lock_or_pid_file_refusal_is_a_collision_with_a_server_from_before(tmp
 """)
     assert [r for _, r in failures(w)] == ["address-in-use", "address-in-use"]
     assert {"local:3000@before", "local:8000@before"} <= set(w.instances)
+
+
+def test_compose_says_why_an_up_failed(tmp_path: Path) -> None:
+    w = world(tmp_path, """\
+  - bash: docker compose up -d --build
+    output: |
+      => ERROR [api 4/6] RUN pip install -r requirements.txt
+      failed to solve: process "/bin/sh -c pip install -r requirements.txt" did not complete successfully: exit code: 1
+    exit: 17
+  - bash: docker compose up -d
+    output: |
+      ✔ Container shop-db-1   Started
+      dependency failed to start: container shop-db-1 is unhealthy
+    exit: 1
+""")
+    quotes = [(f.reason, f.quote.split(":")[0]) for f in w.facts if isinstance(f, Failure)]
+    assert quotes == [("error", "failed to solve"), ("error", "dependency failed to start")]

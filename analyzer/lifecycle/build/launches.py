@@ -47,6 +47,7 @@ from analyzer.lifecycle.generic import (
 from analyzer.lifecycle.probes import (
     DeadJob,
     PortRefusal,
+    compose_failure,
     dead_jobs,
     docker_port_refusal,
     failure_reason,
@@ -373,6 +374,9 @@ class LaunchSteps(WalkBase):
         refusal = docker_port_refusal(output) if launch.server in ("docker", "compose") and output else None
         if refusal is not None:
             self.docker_refused(ev, launch, fi, refusal)
+            return
+        if launch.server == "compose" and ev.exit_code not in (None, 0) and (line := compose_failure(output)):
+            self.fail_launch(ev, launch, fi, "error", line)  # the line that says why, not just the exit code
             return
         fail = self.w.catalog.failure_line(launch.server, output) if ev.output is not None else None
         if fail and not dead_jobs(fail):

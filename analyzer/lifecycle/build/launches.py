@@ -58,6 +58,15 @@ from analyzer.shell import kill as killsem
 from analyzer.shell.model import ShellScript, SimpleCommand
 from analyzer.shell.parse import parse
 
+_CONTAINER_LINE = re.compile(r"^\W*Container \S+\s+(\w+)\s*$", re.M)
+
+
+def _reconciled_nothing(output: str | None) -> bool:
+    """A compose ``up``'s output shows every container it touched already ``Running``: the stack
+    was as declared and nothing restarted (a ``Recreated``/``Started`` container is a restart)."""
+    words = _CONTAINER_LINE.findall(output or "")
+    return bool(words) and all(w == "Running" for w in words)
+
 
 class LaunchSteps(WalkBase):
     """Steps for a shell call: which commands launch servers, their order with kills and probes, and what"""
@@ -274,7 +283,8 @@ class LaunchSteps(WalkBase):
                 self.collided.add(max(fresh))
                 launch.duplicate_of = self.w.facts[max(fresh)].event
                 self.w.link(f"event:{launch.event}", f"event:{launch.duplicate_of}", "conflicts-with", fi)
-            else:
+            elif not (state == "ready" and isinstance(ev := self.w.session.events[launch.event], ToolEvent)
+                      and _reconciled_nothing(ev.output)):
                 self.w.change_state(inst, "starting", fi, f"launched ({launch.label})")
             if still_running:
                 ups[fi] = launch.task_id

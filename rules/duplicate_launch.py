@@ -53,7 +53,8 @@ class DuplicateLaunch(Rule):
             if launch.collided and launch.ran and launch.instance is not None:
                 inst = world.instances[launch.instance]
                 named = re.search(r"[:.](\d{2,5})\b", launch.collided)
-                port = inst.port or (int(named.group(1)) if named else None)
+                # the port the launch or its refusal names: a stack's instance may know another
+                port = launch.port or (int(named.group(1)) if named else None) or inst.port
                 held = f":{port}" if port else "its port"
                 yield self.finding(
                     world, anchor=launch.event, instance=launch.instance,

@@ -35,7 +35,7 @@ def stack_of(w: World) -> str:
 # fail with Docker's "Bind for 0.0.0.0:3000 failed: port is already allocated": Docker's own
 # allocator refuses, so another container publishes :3000, one no command of this log started
 # (the log never shows it). Both ups failed on an address in use; the holder is one box, from
-# before the log; the stack is the one that wanted :3000.
+# before the log.
 def test_hale43_the_compose_ups_meet_a_container_from_before_the_log_on_3000(corpus: Path) -> None:
     w = world_of(corpus, "chat/hale43-bugfix2.json")
     holder = w.instances["local:3000@before"]
@@ -44,7 +44,6 @@ def test_hale43_the_compose_ups_meet_a_container_from_before_the_log_on_3000(cor
     stack = stack_of(w)
     ups = {f.event: f.reason for f in w.failures(stack) if f.event in (451, 453)}
     assert ups == {451: "address-in-use", 453: "address-in-use"}
-    assert w.instances[stack].port == 3000
     assert [(la.event, la.collided is not None) for la in w.launches(stack) if la.event in (451, 453)] == [
         (451, True), (453, True)]
 

@@ -449,8 +449,6 @@ class LaunchSteps(WalkBase):
         inst = launch.instance
         assert inst is not None
         port, host = refusal.port, launch.host
-        if self.w.instances[inst].port is None:
-            self.w.instances[inst].port = port  # it publishes that port: a later probe of it asks about it too
         shown = self.containers.publisher(host, port)
         if shown is not None and shown[2] is not None:
             at, row, why = shown

@@ -89,6 +89,8 @@ class ProbeSteps(WalkBase):
             insts = self.find(host=p.host, port=p.port) or self.find(host="*", port=p.port)
             # the log's own instance on the port before one from before the log
             insts.sort(key=lambda k: self.w.instances[k].owner == "before")
+            if insts and all(self.w.instances[k].owner == "before" for k in insts):
+                insts = self.publishers(p.host, p.port) + insts
             if not insts:
                 # a unit or container whose port the launch did not show: the probe teaches it
                 portless = [k for k, lives in self.live.items()
@@ -119,6 +121,14 @@ class ProbeSteps(WalkBase):
                         {PurePosixPath(f).name for f in files}
                     ):
                         self.log_evidence(ev, key, launch, ev.output)
+
+    def publishers(self, host: str, port: int) -> list[str]:
+        """Containers and stacks of this log whose own launch docker refused ``port`` (it is in their
+        refusal line): they publish it, so a later probe of it asks about them too."""
+        held = re.compile(rf":{port}\b")
+        return [k for k, i in self.w.instances.items() if i.host == host and i.port is None
+                and i.server in ("compose", "docker")
+                and any(la.collided and held.search(la.collided) for la in self.w.launches(k))]
 
     def bind_pids(self, ev: ToolEvent, cmd: SimpleCommand, where: str) -> None:
         """A port lister's output names the PID listening on a port (``netstat -ano``, ``ss -p``,

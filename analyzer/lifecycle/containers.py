@@ -146,6 +146,9 @@ class _Host:
     """Event index of the agent's latest command that may have created a container here."""
     first_made: int = -1
     """Event index of the agent's first such command (-1: none yet)."""
+    refused: dict[int, int] = field(default_factory=dict)
+    """host port -> event at which Docker refused to publish it for the agent ("port is already
+    allocated": another container holds it)."""
 
 
 class ContainerLedger:
@@ -170,6 +173,10 @@ class ContainerLedger:
                 (b for b in built if re.fullmatch(re.escape(b) + r"[-_]\d+", name)), None)
             h.mine[name] = image  # None: learnt from the next listing (a recreate may change it)
             h.foreign.pop(name, None)
+
+    def refused(self, host: str, event: int, port: int) -> None:
+        """Docker refused the agent's container ``port``: a container already publishes it."""
+        self._host(host).refused.setdefault(port, event)
 
     def listed(self, host: str, event: int, rows: list[ContainerRow]) -> None:
         """A ``docker ps`` / ``compose ps`` table was printed: learn and judge its rows."""
@@ -207,6 +214,10 @@ class ContainerLedger:
             if member is not None and member.name != row.name and _image(member.image) != _image(row.image):
                 return (f"service {row.service} is container {row.name} ({row.image}), not this session's "
                         f"{member.name} ({member.image})")
+        held = [p for p in row.published if h.refused.get(p, event) < event]
+        if row.name not in h.mine and held and row.status.startswith("Up"):
+            return (f"{row.name} publishes :{held[0]}, which Docker would not give this session's container "
+                    f"(event {h.refused[held[0]]}: port is already allocated)")
         before = h.last_seen.get(row.name)
         if row.name not in h.mine and before is not None and row.id and before[1].id \
                 and before[1].id != row.id and h.last_made < before[0]:

@@ -449,6 +449,8 @@ class LaunchSteps(WalkBase):
         inst = launch.instance
         assert inst is not None
         port, host = refusal.port, launch.host
+        if refusal.by_container:  # a later listing's container on that port is the holder
+            self.containers.refused(host, ev.index, port)
         shown = self.containers.publisher(host, port)
         if shown is not None and shown[2] is not None:
             at, row, why = shown

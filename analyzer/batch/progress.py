@@ -19,7 +19,8 @@ class Progress(Protocol):
 
 
 class PlainProgress:
-    """``batch: 120/1200 sessions, 3 failed, 12.0 s`` every ``every`` sessions and at the end."""
+    """``batch: 120/1200 files analyzed, 3 failed, 12.0 s`` every ``every`` files and at the end (a
+    file may hold several sessions: the summary counts those)."""
 
     def __init__(self, stream: IO[str] | None = None, every: int | None = None) -> None:
         self.stream = stream or sys.stderr
@@ -36,7 +37,7 @@ class PlainProgress:
         self.done += 1
         self.failed += result.status != "ok"
         if self.done % (self.every or 1) == 0 or self.done == self.total:
-            print(f"batch: {self.done}/{self.total} sessions analyzed, {self.failed} failed, "
+            print(f"batch: {self.done}/{self.total} files analyzed, {self.failed} failed, "
                   f"{time.monotonic() - self.t0:.1f} s", file=self.stream, flush=True)
 
     def stop(self) -> None:

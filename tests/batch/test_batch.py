@@ -150,7 +150,7 @@ def test_index_is_self_contained_with_csp_hashes(fixtures_run: Run) -> None:
 def test_plain_progress_when_not_a_terminal(fixtures_run: Run) -> None:
     n = len(list(discover_sessions([FIXTURES])))  # progress counts files: a two-run file is one
     lines = [ln for ln in fixtures_run.stderr.splitlines() if ln.startswith("batch: ")]
-    assert lines and lines[-1].startswith(f"batch: {n}/{n} sessions analyzed, 0 failed")
+    assert lines and lines[-1].startswith(f"batch: {n}/{n} files analyzed, 0 failed")
     assert len(lines) <= 11
 
 

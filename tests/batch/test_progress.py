@@ -27,6 +27,6 @@ def test_plain_lines_every_n_sessions_and_at_the_end() -> None:
     for i in range(25):
         p.advance(result("error" if i == 4 else "ok"))
     lines = out.getvalue().splitlines()
-    assert [ln.split(",")[0] for ln in lines] == [f"batch: {n}/25 sessions analyzed" for n in (3, 6, 9, 12, 15, 18,
+    assert [ln.split(",")[0] for ln in lines] == [f"batch: {n}/25 files analyzed" for n in (3, 6, 9, 12, 15, 18,
                                                                                           21, 24, 25)]
-    assert lines[1].startswith("batch: 6/25 sessions analyzed, 1 failed, ")
+    assert lines[1].startswith("batch: 6/25 files analyzed, 1 failed, ")

@@ -30,6 +30,7 @@ from analyzer.lifecycle.facts import Failure, Kill, Launch, Probe, Victim
 from analyzer.lifecycle.listings import UnitRow, systemd_state, unit_rows
 from analyzer.lifecycle.world import Instance
 from analyzer.shell import kill as killsem
+from analyzer.shell.docker import docker_command
 from analyzer.shell.kill.managers import ManagerCommand, manager_command
 from analyzer.shell.model import ShellScript, SimpleCommand
 
@@ -188,6 +189,11 @@ class UnitSteps(WalkBase):
             self.listed.pop(inst, None)
             if restarts:
                 self.relaunch(kill, inst)
+        if kill.mechanism == "docker" and _docker_restarts(kill):
+            # `docker restart NAME`: the agent's container stops, then its processes start again
+            for inst in dict.fromkeys(v.instance for v in kill.victims if v.instance):
+                if self.w.instances[inst].container and any(la.argv for la in self.w.launches(inst)):
+                    self.relaunch(kill, inst)
 
     def relaunch(self, kill: Kill, inst: str) -> None:
         instance = self.w.instances[inst]
@@ -380,3 +386,12 @@ def _app_argv(launch: Launch | None) -> tuple[str, ...]:
     assert launch is not None
     rest = launch.argv[launch.argv.index("--") + 1 :] if "--" in launch.argv else []
     return mc.script, *rest
+
+
+def _docker_restarts(kill: Kill) -> bool:
+    """Whether the kill is ``docker [container] restart …`` (behind sudo too)."""
+    words = kill.text.split()
+    while words and os.path.basename(words[0]) in ("sudo", "doas"):
+        words = words[1:]
+    parts = docker_command(words)
+    return parts is not None and not parts.compose and parts.verb == "restart"

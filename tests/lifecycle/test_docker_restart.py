@@ -43,3 +43,15 @@ def test_a_stopped_container_stays_stopped(tmp_path: Path) -> None:
     [inst] = w.instances
     assert w.state_after(inst, 4) == "stopped"
     assert [f.event for f in w.launches(inst)] == [1]
+
+
+def test_docker_start_of_a_stopped_container_launches_it_again(tmp_path: Path) -> None:
+    f = tmp_path / "s.session.yaml"
+    f.write_text(EVENTS.replace("{restart}", "docker stop api") + """\
+  - bash: docker start api
+    output: api
+""")
+    w = build_world(load(f))
+    [inst] = w.instances
+    assert (w.state_after(inst, 4), w.state_after(inst, 5)) == ("stopped", "starting")
+    assert [f.event for f in w.launches(inst)] == [1, 5]

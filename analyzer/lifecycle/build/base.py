@@ -239,6 +239,8 @@ class WalkBase:
             """Defined in ``build.launches``."""
         def start(self, fi: int, still_running: bool = False) -> None:
             """Defined in ``build.launches``."""
+        def start_again(self, event: int, position: int, text: str, inst: str) -> None:
+            """Defined in ``build.units``."""
         def unit_process(self, inst: str, launch: Launch | None) -> killsem.Process:
             """Defined in ``build.units``."""
         def units_named(self, text: str) -> list[str]:

@@ -40,11 +40,25 @@ class ComposeSteps(WalkBase):
                     if parts is not None and (image := run_image(parts.args)):
                         ran[name] = image
                 self.containers.agent_made(where, ev.index, output, ran or None)
+                if verb == "start" and ev.exit_code in (0, None):
+                    self.containers_started(ev, cmd, where)
                 stack = self.w.instances.get(self.stack_key(cmd, where)) if verb != "run" else None
                 if stack is not None:
                     stack.members += [m for m in made_containers(output) if m not in stack.members]
             elif verb == "ps" and (rows := self.table_rows(ev)):
                 self.containers.listed(where, ev.index, rows)
+
+    def containers_started(self, ev: ToolEvent, cmd: SimpleCommand, where: str) -> None:
+        """``docker start NAME…``: a stopped container the agent ran starts again, with the command
+        it was run with."""
+        parts = docker_command(cmd.effective_argv)
+        if parts is None or parts.compose:
+            return
+        names = {a for a in parts.args if not a.startswith("-")}
+        for key, inst in list(self.w.instances.items()):
+            if inst.container in names and inst.host == where and not self.live.get(key) \
+                    and self.live_state(key, ev.index) == "stopped" and any(la.argv for la in self.w.launches(key)):
+                self.start_again(ev.index, cmd.position, " ".join(cmd.argv), key)
 
     def compose_project(self, cmd: SimpleCommand, where: str) -> str | None:
         """The compose project a command acts on, as compose names it: ``-p``, then

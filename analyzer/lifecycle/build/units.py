@@ -196,15 +196,20 @@ class UnitSteps(WalkBase):
                     self.relaunch(kill, inst)
 
     def relaunch(self, kill: Kill, inst: str) -> None:
+        self.start_again(kill.event, kill.command_position, kill.text, inst)
+
+    def start_again(self, event: int, position: int, text: str, inst: str) -> None:
+        """A launch of ``inst`` by a command that starts what it ran before (a manager's restart,
+        ``docker start|restart NAME``): the same command line, at ``event``."""
         instance = self.w.instances[inst]
         earlier = next((la for la in self.w.launches(inst) if la.argv), None)
-        launch = Launch(event=kill.event, instance=inst, server=instance.server, label=instance.label,
+        launch = Launch(event=event, instance=inst, server=instance.server, label=instance.label,
                         host=instance.host, port=instance.port, unit=instance.unit,
-                        argv=list(earlier.argv) if earlier else [], command_position=kill.command_position,
-                        detail=f"`{kill.text}` starts the {instance.label} again")
+                        argv=list(earlier.argv) if earlier else [], command_position=position,
+                        detail=f"`{text}` starts the {instance.label} again")
         fi = self.w.record(launch)
-        instance.launches.append(kill.event)
-        self.w.link(f"event:{kill.event}", f"instance:{inst}", "launches", fi)
+        instance.launches.append(event)
+        self.w.link(f"event:{event}", f"instance:{inst}", "launches", fi)
         super().start(fi)
 
     def unit_process(self, inst: str, launch: Launch | None) -> killsem.Process:

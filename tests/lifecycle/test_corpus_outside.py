@@ -3,26 +3,15 @@ checked against a careful reading of them (the reading is written above each tes
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
 
 import pytest
 
-from analyzer.ingest import load
-from analyzer.lifecycle.build import build_world
 from analyzer.lifecycle.facts import Launch, Probe
 from analyzer.lifecycle.world import World
+from tests.lifecycle.corpus import world_of
 
 pytestmark = pytest.mark.corpus
-
-
-@cache
-def _world(path: str) -> World:
-    return build_world(load(path))
-
-
-def world_of(corpus: Path, name: str) -> World:
-    return _world(str(corpus / name))
 
 
 def launch_at(w: World, event: int) -> Launch:

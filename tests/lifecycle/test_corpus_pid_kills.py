@@ -3,26 +3,18 @@ against a careful reading of the log (the reading is written above each test).""
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
 
 import pytest
 
-from analyzer.ingest import load
-from analyzer.lifecycle.build import build_world
 from analyzer.lifecycle.facts import Kill
-from analyzer.lifecycle.world import World
+from tests.lifecycle.corpus import world_of
 
 pytestmark = pytest.mark.corpus
 
 
-@cache
-def _world(path: str) -> World:
-    return build_world(load(path))
-
-
 def kills_at(corpus: Path, name: str, event: int) -> list[Kill]:
-    return [k for k in _world(str(corpus / name)).kills() if k.event == event]
+    return [k for k in world_of(corpus, name).kills() if k.event == event]
 
 
 # antigravity/expfrontend-springboot.jsonl: the user asks "start both the frontend and backend
@@ -30,7 +22,7 @@ def kills_at(corpus: Path, name: str, event: int) -> list[Kill]:
 # "The **Backend (Spring Boot)** is now running in the background" (#272). `netstat -ano | findstr
 # :8080` (#405) shows PID 18708 on :8080; `taskkill /F /PID 18708` (#407, L540) kills that jar.
 def test_the_agent_handed_over_the_jar_it_kills_by_pid(corpus: Path) -> None:
-    w = _world(str(corpus / "antigravity/expfrontend-springboot.jsonl"))
+    w = world_of(corpus, "antigravity/expfrontend-springboot.jsonl")
     assert [(r.event, r.source) for r in w.ready_signals("local:8080", 273)][-1] == (272, "agent")
     (kill,) = kills_at(corpus, "antigravity/expfrontend-springboot.jsonl", 407)
     (victim,) = kill.victims

@@ -7,29 +7,19 @@ above each group of tests).
 from __future__ import annotations
 
 import json
-from functools import cache
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from analyzer.cli import main
-from analyzer.ingest import IngestError, detect, load
-from analyzer.lifecycle.build import build_world
+from analyzer.ingest import IngestError, detect
 from analyzer.lifecycle.facts import Kill, Launch, Probe, Ready
 from analyzer.lifecycle.world import World
+from tests.lifecycle.corpus import world_of
 
 TODO = "claude-code/todo-app-nextjs-dev-server.jsonl"
 POSTHOG = "claude-code/posthog-dashboard-pkill-v2.1.112.jsonl"
-
-
-@cache
-def _world(path: str) -> World:
-    return build_world(load(path))
-
-
-def world_of(corpus: Path, name: str) -> World:
-    return _world(str(corpus / name))
 
 
 def history(world: World, inst: str) -> list[tuple[str, int]]:

@@ -1,5 +1,5 @@
 """The user's cache folder: what one process builds and the next can load instead (the spaCy
-pipeline, compiled report templates).
+pipeline, compiled report templates, the readings of messages).
 
 ``$SESSION_ANALYZER_CACHE_DIR`` if set (empty: no cache), else ``session-analyzer`` in the user's
 cache folder (``$XDG_CACHE_HOME``, else ``~/.cache``; ``~/Library/Caches`` on macOS,

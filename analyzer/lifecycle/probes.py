@@ -132,17 +132,41 @@ def probe_of(cmd: SimpleCommand, output: str | None, exit_code: int | None, wher
     return None
 
 
-# rows of the port listers that name the listening process: Windows ``netstat -ano``
-# (``TCP 0.0.0.0:8080 0.0.0.0:0 LISTENING 18708``), Linux ``netstat -tlnp`` (``… LISTEN
-# 1234/java``), ``ss -ltnp`` (``users:(("node",pid=1234,fd=23))``) and ``lsof -i``
-# (``java 18708 me 45u IPv6 … TCP *:8080 (LISTEN)``)
+def _lister_rows(windows: str, linux: str, ss: str) -> tuple[re.Pattern[str], ...]:
+    """The rows of Windows ``netstat -ano`` (``TCP 0.0.0.0:8080 0.0.0.0:0 LISTENING 18708``), Linux
+    ``netstat -tnp`` (``… LISTEN 1234/java``) and ``ss -tnp`` (``users:(("node",pid=1234,fd=23))``)
+    in one socket state, each word as that tool prints it; groups ``port`` and ``pid`` (and the
+    local ``addr`` of a Windows row)."""
+    return (
+        re.compile(rf"^\s*TCP\s+(?P<addr>\S*)[:.](?P<port>\d{{1,5}})\s+\S+\s+{windows}\s+(?P<pid>\d+)\s*$", re.M),
+        re.compile(rf"^\s*tcp6?\s+\d+\s+\d+\s+\S*[:.](?P<port>\d{{1,5}})\s+\S+\s+{linux}\s+(?P<pid>\d+)/", re.M),
+        re.compile(rf"^\s*(?:tcp\s+)?{ss}\s+\d+\s+\d+\s+\S*[:.](?P<port>\d{{1,5}})\s+\S+\s+"
+                   r"users:\(\(\"[^\"]*\",pid=(?P<pid>\d+)", re.M),
+    )
+
+
+# rows of the port listers that name the process: the three above, and ``lsof -i``
+# (``java 18708 me 45u IPv6 … TCP *:8080 (LISTEN)``, ``… TCP host:8080->peer:51234 (ESTABLISHED)``)
 _LISTENERS = (
-    re.compile(r"^\s*TCP\s+\S*[:.](?P<port>\d{1,5})\s+\S+\s+LISTENING\s+(?P<pid>\d+)\s*$", re.M),
-    re.compile(r"^\s*tcp6?\s+\d+\s+\d+\s+\S*[:.](?P<port>\d{1,5})\s+\S+\s+LISTEN\s+(?P<pid>\d+)/", re.M),
-    re.compile(r"^\s*(?:tcp\s+)?LISTEN\s+\d+\s+\d+\s+\S*[:.](?P<port>\d{1,5})\s+\S+\s+users:\(\(\"[^\"]*\",pid=(?P<pid>\d+)",
-               re.M),
+    *_lister_rows("LISTENING", "LISTEN", "LISTEN"),
     re.compile(r"^\S+\s+(?P<pid>\d+)\s+\S+\s+\S+\s+IPv[46]\s+.*?TCP\s+\S*:(?P<port>\d{1,5})\s+\(LISTEN\)", re.M),
 )
+_CONNECTIONS = (
+    *_lister_rows("ESTABLISHED", "ESTABLISHED", "ESTAB"),
+    re.compile(r"^\S+\s+(?P<pid>\d+)\s+.*?TCP\s+\S*:(?P<port>\d{1,5})->\S+\s+\(ESTABLISHED\)", re.M),
+)
+"""Rows that show a connection accepted on a local port, with the PID holding it."""
+
+
+def windows_listeners(output: str) -> list[tuple[str, int, int]]:
+    """(local address, port, PID) of each LISTENING row of a Windows ``netstat -ano``."""
+    return [(m.group("addr"), int(m.group("port")), int(m.group("pid"))) for m in _LISTENERS[0].finditer(output)]
+
+
+def connections(output: str, port: int, pid: int) -> int:
+    """How many established connections a port lister shows ``pid`` serving on its ``port``."""
+    return sum(1 for rx in _CONNECTIONS for m in rx.finditer(output)
+               if int(m.group("port")) == port and int(m.group("pid")) == pid)
 
 
 def terse_pids(name: str, argv: list[str], output: str) -> list[int] | None:

@@ -25,30 +25,14 @@ from analyzer.lifecycle.facts import (
     RelaunchMatch,
     Victim,
 )
-from analyzer.lifecycle.probes import fuser_holders, listeners
+from analyzer.lifecycle.probes import connections, fuser_holders, listeners, windows_listeners
 from analyzer.lifecycle.world import Instance
 from analyzer.shell import kill as killsem
 from analyzer.shell.model import ShellScript, SimpleCommand
 
 _LISTERS = frozenset({"netstat", "ss", "lsof", "fuser"})
-_CLIENT_ROWS = (
-    # netstat -ano (Windows): proto, local, foreign, state, PID
-    re.compile(r"^\s*TCP\s+\S*[:.](?P<port>\d{1,5})\s+\S+\s+ESTABLISHED\s+(?P<pid>\d+)\s*$", re.M),
-    # netstat -tnp (Linux): proto, recv-q, send-q, local, foreign, state, PID/program
-    re.compile(r"^\s*tcp6?\s+\d+\s+\d+\s+\S*[:.](?P<port>\d{1,5})\s+\S+\s+ESTABLISHED\s+(?P<pid>\d+)/", re.M),
-    # ss -tnp: state, recv-q, send-q, local, peer, users:(("node",pid=…))
-    re.compile(r"^\s*(?:tcp\s+)?ESTAB\s+\d+\s+\d+\s+\S*[:.](?P<port>\d{1,5})\s+\S+\s+users:\(\(\"[^\"]*\",pid=(?P<pid>\d+)",
-               re.M),
-    # lsof -i: COMMAND PID … TCP local->peer (ESTABLISHED)
-    re.compile(r"^\S+\s+(?P<pid>\d+)\s+.*?TCP\s+\S*:(?P<port>\d{1,5})->\S+\s+\(ESTABLISHED\)", re.M),
-)
-"""Rows of a port lister that show a connection accepted on a local port, with the PID holding it."""
-
-
 _ALLOCATED = re.compile(r"Bind for (?P<addr>\S+?):(?P<port>\d{1,5}) failed: port is already allocated")
 """Docker's own port allocator refusing a publish: a container of this engine holds that address."""
-_WINDOWS_LISTENER = re.compile(r"^\s*TCP\s+(?P<addr>\S+?):(?P<port>\d{1,5})\s+\S+\s+LISTENING\s+(?P<pid>\d+)\s*$", re.M)
-"""A ``netstat -ano`` row of Windows: the host is Docker Desktop's when Docker runs there."""
 _DESKTOP_LSOF = re.compile(r"^(?P<name>com\.docke\S*|vpnkit\S*)\s+(?P<pid>\d+)\s.*?TCP\s+(?P<addr>\S+?):(?P<port>\d{1,5})"
                            r"\s+\(LISTEN\)", re.M)
 """An ``lsof -i`` row of macOS's Docker Desktop: its backend (``com.docker.backend``, cut to
@@ -60,12 +44,6 @@ _DESKTOP_SELECTS = ("Docker Desktop's backend (com.docker.backend), which publis
 def _same_address(allocated: str, listening: str) -> bool:
     """Whether a listener's address is the one Docker reported allocated (``0.0.0.0``, ``[::]``)."""
     return allocated.strip("[]") == listening.strip("[]") or (allocated == "0.0.0.0" and listening == "*")
-
-
-def _clients(output: str, port: int, pid: int) -> int:
-    """How many established connections a port lister shows ``pid`` serving on its ``port``."""
-    return sum(1 for rx in _CLIENT_ROWS for m in rx.finditer(output)
-               if int(m.group("port")) == port and int(m.group("pid")) == pid)
 
 
 class KillSteps(WalkBase):
@@ -203,16 +181,17 @@ class KillSteps(WalkBase):
                 self._allocated[int(m.group("port"))] = (ev.index, m.group("addr"))
         if not self._allocated or "LISTEN" not in output:
             return
-        rows = [(m, "a Windows netstat, so Docker there is Docker Desktop") for m in _WINDOWS_LISTENER.finditer(output)]
-        rows += [(m, f"lsof names it {m.group('name')}, Docker Desktop's") for m in _DESKTOP_LSOF.finditer(output)]
-        for m, host in rows:
-            port, pid = int(m.group("port")), int(m.group("pid"))
+        rows = [(addr, port, pid, "a Windows netstat, so Docker there is Docker Desktop")
+                for addr, port, pid in windows_listeners(output)]
+        rows += [(m.group("addr"), int(m.group("port")), int(m.group("pid")),
+                  f"lsof names it {m.group('name')}, Docker Desktop's") for m in _DESKTOP_LSOF.finditer(output)]
+        for addr, port, pid, host in rows:
             held = self._allocated.get(port)
-            if held is None or not _same_address(held[1], m.group("addr")):
+            if held is None or not _same_address(held[1], addr):
                 continue
             self._desktop_pids = self._desktop_pids or {}
             self._desktop_pids[pid] = (ev.index, port, (
-                f"PID {pid} listens on {m.group('addr')}:{port} ({self.where_said(ev.index)}; {host}), the address "
+                f"PID {pid} listens on {addr}:{port} ({self.where_said(ev.index)}; {host}), the address "
                 f"Docker reported allocated to one of its containers ({self.where_said(held[0])}): it is Docker "
                 "Desktop's backend"))
 
@@ -250,7 +229,7 @@ class KillSteps(WalkBase):
                         continue
                     if pid not in inst.pids:
                         inst.pids.append(pid)
-                    if n := _clients(output, port, pid):
+                    if n := connections(output, port, pid):
                         target = f"PID {pid} on :{port} serving {n} established connection{'s' * (n > 1)}"
                         fi = self.w.record(Probe(event=ev.index, instance=key, method="port-clients", target=target,
                                                  answered=True, detail=f"`{' '.join(cmd.argv)[:60]}` shows {target}"))

@@ -79,6 +79,9 @@ class WalkBase:
         self.unit_restarts: set[int] = set()
         """ids of Kills that are a manager's restart (``pm2 restart``, ``kickstart -k``): each victim
         unit starts again right after."""
+        self.container_restarts: set[int] = set()
+        """ids of Kills that are a ``docker restart NAME…``: each of the agent's containers it stops
+        starts again."""
         self.open_ups: dict[str, dict[int, str | None]] = {}
         """instance id -> compose ``up`` invocations still running (launch fact -> its task id):
         a harness-backgrounded or ``&``-backgrounded ``up`` runs on until its task ends."""

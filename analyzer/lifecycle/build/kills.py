@@ -145,6 +145,8 @@ class KillSteps(WalkBase):
                         command_position=v.command.position, command_span=v.command.span,
                         detail=f"{text} hits {len(victims)} process(es)")
             self.maybe_hit[id(kill)] = self.unseen_children_hit(v, {vic.instance for vic in victims})
+            if v.mechanism == "docker" and _docker_verb(v.command.effective_argv) == "restart":
+                self.container_restarts.add(id(kill))
             if v.mechanism == "docker-compose" and v.targets == ["(all services)"] and v.reached:
                 stack = self.stack_key(v.command, v.command.host or "local")
                 self.stack_stops[id(kill)] = (stack, _docker_verb(v.command.effective_argv) == "restart")

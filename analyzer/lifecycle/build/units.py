@@ -30,7 +30,6 @@ from analyzer.lifecycle.facts import Failure, Kill, Launch, Probe, Victim
 from analyzer.lifecycle.listings import UnitRow, systemd_state, unit_rows
 from analyzer.lifecycle.world import Instance
 from analyzer.shell import kill as killsem
-from analyzer.shell.docker import docker_command
 from analyzer.shell.kill.managers import ManagerCommand, manager_command
 from analyzer.shell.model import ShellScript, SimpleCommand
 
@@ -182,6 +181,8 @@ class UnitSteps(WalkBase):
         """A kill of units; a manager's restart then starts each unit it stopped again."""
         restarts = id(kill) in self.unit_restarts
         self.unit_restarts.discard(id(kill))
+        container_restarts = id(kill) in self.container_restarts
+        self.container_restarts.discard(id(kill))
         super().apply_kill(kill)
         units = [v.instance for v in kill.victims if v.instance and self.w.instances[v.instance].server
                  in self.w.catalog.managers]
@@ -189,7 +190,7 @@ class UnitSteps(WalkBase):
             self.listed.pop(inst, None)
             if restarts:
                 self.relaunch(kill, inst)
-        if kill.mechanism == "docker" and _docker_restarts(kill):
+        if container_restarts:
             # `docker restart NAME`: the agent's container stops, then its processes start again
             for inst in dict.fromkeys(v.instance for v in kill.victims if v.instance):
                 if self.w.instances[inst].container and any(la.argv for la in self.w.launches(inst)):
@@ -391,12 +392,3 @@ def _app_argv(launch: Launch | None) -> tuple[str, ...]:
     assert launch is not None
     rest = launch.argv[launch.argv.index("--") + 1 :] if "--" in launch.argv else []
     return mc.script, *rest
-
-
-def _docker_restarts(kill: Kill) -> bool:
-    """Whether the kill is ``docker [container] restart …`` (behind sudo too)."""
-    words = kill.text.split()
-    while words and os.path.basename(words[0]) in ("sudo", "doas"):
-        words = words[1:]
-    parts = docker_command(words)
-    return parts is not None and not parts.compose and parts.verb == "restart"

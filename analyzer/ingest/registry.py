@@ -18,11 +18,12 @@ so a Claude Code log saved as ``notes.txt`` is still one, and a name cannot rule
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
+from analyzer._lazy import LazyRegistry
 from analyzer.ingest.base import FormatModule
 
 
@@ -56,30 +57,13 @@ class FormatSpec:
         return self.needle is None or self.needle in head
 
 
-class Registry(Mapping[str, FormatModule]):
+class Registry(LazyRegistry[FormatSpec, FormatModule]):
     """Format name -> its module, in detection order. Looking a format up imports its module;
     listing names does not. ``claim()`` is detection itself, importing only the formats whose
     spec allows the input."""
 
-    def __init__(self, specs: dict[str, FormatSpec]) -> None:
-        self._specs = specs
-
-    def __getitem__(self, name: str) -> FormatModule:
-        module = cast(FormatModule, importlib.import_module(self._specs[name].module))
-        return module
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._specs)
-
-    def __len__(self) -> int:
-        return len(self._specs)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._specs
-
-    def spec(self, name: str) -> FormatSpec:
-        """The entry of format ``name`` (``KeyError`` for an unknown one)."""
-        return self._specs[name]
+    def _load(self, spec: FormatSpec) -> FormatModule:
+        return cast(FormatModule, importlib.import_module(spec.module))
 
     def candidates(self, path: Path, head: bytes) -> Iterator[FormatModule]:
         """In detection order, the formats that may claim ``path`` with ``head`` (see

@@ -16,7 +16,8 @@ This is how the analyzer proves "your pkill also killed the new server and the s
 
 One module per mechanism (:mod:`.pkill`, :mod:`.pid` with :mod:`.pid_sources`, :mod:`.killall`,
 :mod:`.fuser`, :mod:`.services`, :mod:`.containers`, :mod:`.sessions`, :mod:`.windows`,
-:mod:`.task`), registered by program name in :data:`MECHANISMS`; the shared model
+:mod:`.task`), registered by program name in :data:`MECHANISMS` (lazy: a judge's module is
+imported when a command it judges is met, not with this package); the shared model
 (:mod:`.model`, :mod:`.signals`), matching (:mod:`.match`, :mod:`.hits`), the processes above a
 kill (:mod:`.chain`, :mod:`.harness`) and the platform (:mod:`.platform`). A hit's why is data
 (:class:`HitReason`); :mod:`.reasons` writes every sentence from it.

@@ -1,26 +1,21 @@
 """The entry point: one verdict per kill-ish command of a script, through the mechanism registry.
 
 :data:`MECHANISMS` maps a program name to the function that judges it; :func:`may_kill` and the
-dispatch read the same dict, so there is no second list to keep in step.
+dispatch read the same table, so there is no second list to keep in step. The table is lazy
+(:class:`~analyzer._lazy.LazyTable`): a judge's module is imported when a command it judges is
+met, so a session whose commands are a ``systemctl`` or nothing kill-ish does not import the other
+judges (~15 ms of a small ``check``); ``may_kill`` only tests names and imports none.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from analyzer.shell.kill.containers import judge_docker
+from analyzer._lazy import LazyTable
 from analyzer.shell.kill.context import KillContext, as_written
-from analyzer.shell.kill.fuser import judge_fuser
 from analyzer.shell.kill.harness import harness_wraps_command
-from analyzer.shell.kill.killall import judge_killall
-from analyzer.shell.kill.managers import judge_brew, judge_pm2, judge_supervisorctl
 from analyzer.shell.kill.model import KillVerdict, Process
-from analyzer.shell.kill.pid import judge_kill
-from analyzer.shell.kill.pkill import judge_pkill
 from analyzer.shell.kill.platform import platform_for
-from analyzer.shell.kill.services import judge_launchctl, judge_systemctl
-from analyzer.shell.kill.sessions import judge_screen, judge_tmux
-from analyzer.shell.kill.windows import judge_windows
 from analyzer.shell.model import ShellFrame, ShellScript
 from analyzer.shell.wrappers import basename, strip
 
@@ -37,31 +32,31 @@ def _judge_xargs(ctx: KillContext, argv: list[str]) -> KillVerdict | None:
     return judge(ctx, rest) if judge is not None and judge is not _judge_xargs else None
 
 
-MECHANISMS: dict[str, Judge] = {
-    "pkill": judge_pkill,
-    "kill": judge_kill,
-    "killall": judge_killall,
-    "fuser": judge_fuser,
-    "systemctl": judge_systemctl,
-    "service": judge_systemctl,
-    "launchctl": judge_launchctl,
-    "docker": judge_docker,
-    "podman": judge_docker,
-    "docker-compose": judge_docker,
-    "podman-compose": judge_docker,
-    "pm2": judge_pm2,
-    "supervisorctl": judge_supervisorctl,
-    "brew": judge_brew,
-    "tmux": judge_tmux,
-    "screen": judge_screen,
-    "taskkill": judge_windows,
-    "taskkill.exe": judge_windows,
-    "Stop-Process": judge_windows,
-    "stop-process": judge_windows,
-    "spps": judge_windows,
-    "xargs": _judge_xargs,
-}
-"""Program name -> the mechanism that judges it."""
+MECHANISMS: Mapping[str, Judge] = LazyTable("analyzer.shell.kill", {
+    "pkill": ".pkill:judge_pkill",
+    "kill": ".pid:judge_kill",
+    "killall": ".killall:judge_killall",
+    "fuser": ".fuser:judge_fuser",
+    "systemctl": ".services:judge_systemctl",
+    "service": ".services:judge_systemctl",
+    "launchctl": ".services:judge_launchctl",
+    "docker": ".containers:judge_docker",
+    "podman": ".containers:judge_docker",
+    "docker-compose": ".containers:judge_docker",
+    "podman-compose": ".containers:judge_docker",
+    "pm2": ".managers:judge_pm2",
+    "supervisorctl": ".managers:judge_supervisorctl",
+    "brew": ".managers:judge_brew",
+    "tmux": ".sessions:judge_tmux",
+    "screen": ".sessions:judge_screen",
+    "taskkill": ".windows:judge_windows",
+    "taskkill.exe": ".windows:judge_windows",
+    "Stop-Process": ".windows:judge_windows",
+    "stop-process": ".windows:judge_windows",
+    "spps": ".windows:judge_windows",
+    "xargs": ".evaluate:_judge_xargs",
+})
+"""Program name -> the mechanism that judges it (``"module:function"``, relative to this package)."""
 
 
 def may_kill(script: ShellScript) -> bool:

@@ -43,3 +43,12 @@ def test_states_target_their_subject() -> None:
 def test_the_target_mention_keeps_its_head_noun(text: str, mention: str) -> None:
     (hit,) = read_message(text).hits
     assert hit.target.mention == mention
+
+
+def test_a_replacement_stops_the_old_server_and_launches_the_new_one() -> None:
+    """The old server's words are the stop's; what follows "with" is the launch's."""
+    r = read_message("replace the old api container with one built from main")
+    (stop,) = r.targets[Intent.stop]
+    (launch,) = r.targets[Intent.launch]
+    assert stop.unspecified and stop.mention == "api container"
+    assert launch.mention == "one"

@@ -17,8 +17,8 @@ from analyzer.lifecycle.language.model import Intent
 from analyzer.lifecycle.language.words import Words
 
 VERB_INTENTS: Final[dict[str, Intent]] = {"V_RESTART": Intent.restart, "V_LAUNCH": Intent.launch,
-                                          "V_STOP": Intent.stop}
-"""Verb cue labels and the instruction each one gives."""
+                                          "V_STOP": Intent.stop, "V_REPLACE": Intent.stop}
+"""Verb cue labels and the instruction each one gives (a replacement stops the server it names)."""
 SIDE_LABELS: Final = frozenset({"VERIFY", "QNOUN", "QHOW"})
 """Cues that never hide other cues under them."""
 

@@ -51,6 +51,10 @@ _FORMS: Final[dict[str, tuple[str, str, str, str]]] = {
     "shut": ("shut", "shuts", "shut!", "shutting"),
     "take": ("take", "takes", "took", "taking"),
     "tear": ("tear", "tears", "tore", "tearing"),
+    "replace": ("replace", "replaces", "replaced", "replacing"),
+    "swap": ("swap", "swaps", "swapped", "swapping"),
+    "switch": ("switch", "switches", "switched", "switching"),
+    "free": ("free", "frees", "freed", "freeing"),
 }
 """A form ending in ``!`` is not a verb form here (it is a state word or not English)."""
 
@@ -125,7 +129,19 @@ VERB_PATTERNS: Final[dict[str, list[TokenPattern]]] = {
         [_one(*_forms_of("turn")), _WILD, _one("off")],
         [_one(*_forms_of("kill")), _WILD, _one("off")],
     ],
+    # the object follows the whole cue and must plainly be a server (``verbs.replacement``)
+    "V_REPLACE": [
+        [_one(*_forms_of("replace", "swap"))],
+        [_one(*_forms_of("swap")), _one("out")],
+        [_one(*_forms_of("switch")), _one("from", "off")],
+        [_one(*_forms_of("get")), _one("rid"), _one("of")],
+        [_one(*_forms_of("free")), _opt("up")],
+    ],
 }
+REPLACE_JOINERS: Final[dict[str, frozenset[str]]] = {
+    "replace": frozenset({"with", "by"}), "swap": frozenset({"for", "with"}), "switch": frozenset({"to", "for"}),
+}
+"""``replace X with Y``, ``swap X for Y``, ``switch from X to Y``: the word that starts the new server."""
 
 # --- states -----------------------------------------------------------------------------------------
 # Tiers: S words are about servers ("up", "serving"); G words are generic ("ready", "working") and need

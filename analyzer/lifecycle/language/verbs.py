@@ -25,6 +25,9 @@ def verb(s: Scan, cue: Cue) -> None:
             cue.end < s.n and s.low[cue.end] == "with"):
         return  # "come up with a plan": devise, not launch
     ctx = context(s, cue.start, clause, command=form == "base")
+    if cue.label == "V_REPLACE":
+        replacement(s, cue, clause, ctx, "rid" if "rid" in s.low[cue.start : cue.end] else lemma, form)
+        return
     if (form == "base" and ctx.subject is not None and s.low[ctx.subject] in ("a", "another", "quick")
             and intent == Intent.restart):
         noun_restart(s, cue, clause, ctx.subject)
@@ -81,6 +84,56 @@ def imperative(s: Scan, cue: Cue, clause: Clause, ctx: Context, intent: Intent, 
     if clause.qkind == "suggest" or "maybe" in s.low[clause.start : cue.start]:
         strength = 0.7
     s.add(intent, strength, span, cue.start, obj.mention)
+
+
+def replacement(s: Scan, cue: Cue, clause: Clause, ctx: Context, lemma: str, form: str) -> None:
+    """``replace the old TGI container on 8080 with one for mistral 7b``, ``swap vllm for sglang``,
+    ``switch from vllm to sglang``, ``get rid of the vllm server``, ``free port 8080``: a stop of the
+    server the words plainly name (for "free", the holder of the port), and a launch of the one
+    after the joiner ("with", "for", "to"), whose entities are its own. An object that is not
+    plainly a server makes no instruction: "replace the import", "get rid of the warning",
+    "replace the api key"."""
+    if form != "base" or ctx.subject is not None:
+        return  # "I replaced the server", "it frees the port": reports, not instructions
+    joiners = P.REPLACE_JOINERS.get(lemma, frozenset())
+    joiner = next((i for i in range(cue.end, clause.end) if s.low[i] in joiners), clause.end)
+    mention = plain_server(s, cue.end, joiner, joiners, port=lemma == "free")
+    if mention is None:
+        return
+    span = [(cue.start, cue.end)]
+    if clause.qkind in ("plain", "opinion", "why"):
+        s.question(span, cue.start, mention)
+        return
+    if clause.qkind == "why_you" or (clause.condition is not None and clause.condition != "whether"):
+        return
+    if ctx.negated or inherits_negation(s, clause):
+        s.add(Intent.hold, 0.9, span, cue.start, mention)
+        return
+    strength = 0.7 if clause.qkind == "suggest" or "maybe" in s.low[clause.start : cue.start] else 0.8
+    s.add(Intent.stop, strength, span, cue.start, mention, own=(cue.end, joiner))
+    if joiner < clause.end:
+        new = scan_object(s, joiner + 1, clause, first_word=False)
+        if new.cls in ("server", "pronoun"):
+            s.add(Intent.launch, 0.7, [(joiner, joiner + 1)], joiner, new.mention)
+
+
+def plain_server(s: Scan, start: int, end: int, joiners: frozenset[str], port: bool) -> str | None:
+    """The words from ``start`` name a server outright: past determiners and adjectives, an entity
+    (a port, with ``port``) or a server noun, and after it no other noun ("the api key"); its words."""
+    i = start
+    while i < end and (s.low[i] in P.DETERMINERS or s.low[i] in P.OBJECT_SKIP):
+        i += 1
+    if i >= end or not (s.is_entity(i, EntityLabel.port) if port else
+                        s.is_entity(i) or s.low[i] in P.OBJECT_SERVER_NOUNS):
+        return None
+    head = i
+    while i < end and s.server_word(i):
+        i += 1
+    after = s.low[i] if i < end else ""
+    if after and any(ch.isalnum() for ch in after) and after not in joiners and (
+            after not in P.PREPOSITIONS and after not in P.OBJECT_END):
+        return None
+    return s.span_text(head, i)
 
 
 def accuses(s: Scan, cue: Cue, clause: Clause, ctx: Context) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import PurePath
 
 from analyzer.events import AssistantEvent, UserEvent
 from analyzer.lifecycle.build._util import (
@@ -40,6 +41,35 @@ _STATED_PID = re.compile(
 """The agent naming a server's PID: "running as PID 4242", "started (pid 4242)"."""
 _PORT_IN_TEXT = re.compile(r"(?<![\d.]):(\d{2,5})\b|\bport (\d{2,5})\b")
 
+_ROLE_SKIP = frozenset({
+    "the", "a", "an", "my", "your", "our", "this", "that", "these", "those", "old", "new", "current",
+    "existing", "running", "local", "main", "other", "same", "whole", "previous", "original", "stuck", "hung",
+    "dead", "broken", "crashed", "first", "second", "last", "live", "prod", "production", "dev", "staging",
+})
+"""Determiners and adjectives around a role word ("the old api container")."""
+_NOT_ROLES = frozenset({
+    "server", "servers", "srv", "service", "services", "container", "containers", "instance", "instances",
+    "process", "processes", "daemon", "endpoint", "endpoints", "deployment", "engine", "stack", "one", "ones",
+    "it", "them", "everything", "all", "both", "box", "machine", "node", "pod", "cluster", "port", "whatever",
+    "webserver", "proxy", "gateway", "docker", "task", "job", "session",
+})
+"""Head nouns that name no particular server ("the server", "the container"): no role."""
+_ROLE_HEADS = frozenset({"app", "application"})
+"""Heads dropped after a role word ("the web app") and kept alone ("the app")."""
+_ROLE_FAMILIES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "backend": (frozenset({"uvicorn", "gunicorn", "flask", "django", "fastapi", "spring-boot", "java-jar",
+                           "phoenix", "rails", "node", "express"}), frozenset()),
+    "frontend": (frozenset({"next", "vite", "astro", "angular", "npm-script", "webpack"}), frozenset()),
+    "db": (frozenset({"postgres", "mysql", "mongodb"}),
+           frozenset({"postgres", "postgresql", "mysql", "mariadb", "mongo", "mongodb"})),
+}
+"""Role words that also name servers by what they are: catalog kinds of the family, and image or
+program names among their command's words (``postgres:16``)."""
+_ROLE_FAMILIES["database"] = _ROLE_FAMILIES["db"]
+_DIR_FLAGS = frozenset({"--prefix", "-C", "--cwd", "--dir", "--app-dir", "--chdir", "--workdir", "-w"})
+"""Flags whose value is the folder a server runs from (``npm --prefix frontend run dev``)."""
+_NAME_SPLIT = re.compile(r"[-./:@\\\s]+")
+
 
 def _sentence_around(text: str, at: int) -> str:
     start = max(text.rfind(".", 0, at), text.rfind("\n", 0, at)) + 1
@@ -63,8 +93,10 @@ class MessageSteps(WalkBase):
                 kinds = r.kinds if entity_fallback else ()
             if not (ports or hosts or kinds or units):
                 cur = self.current()
-                # "the worker": a process manager's unit of that name, else the server in play
-                matches = self.units_named(t.text) or ([cur] if cur else [])
+                # "the worker": a process manager's unit of that name; "the api": the one live
+                # server called so (none when two are); else the server in play
+                role = self.role_named(t.text) if t.mention else None
+                matches = self.units_named(t.text) or (role if role is not None else [cur] if cur else [])
             else:
                 # another project's container is not what "the docker"/"the db" of this session means
                 # a server from before the log is meant only where its port is named
@@ -76,6 +108,57 @@ class MessageSteps(WalkBase):
                            and (not units or (inst.unit is not None and _unit(inst.unit) in map(_unit, units)))]
             found += [m for m in matches if m not in found]
         return found
+
+    def role_named(self, text: str) -> list[str] | None:
+        """The live server a role word names ("the api container", "the backend", "the db"): the
+        one whose container, unit, session, module or path in its command, or log file is called
+        so, else, for backend/frontend/db, the one of that family. None when the words hold no
+        role word or nothing matches it (the caller falls back as before); [] when two or more
+        match (precision over recall: an ambiguous role names nothing)."""
+        words = [w for w in re.findall(r"[a-z0-9][\w.-]*", text.lower()) if w not in _ROLE_SKIP]
+        roles = [w for w in words if w not in _NOT_ROLES]
+        if len(roles) > 1:
+            roles = [w for w in roles if w not in _ROLE_HEADS]
+        if not roles:
+            return None
+        live = [key for key, inst in self.w.instances.items() if inst.owner != "other" and (
+            self.live.get(key) or (inst.history and inst.history[-1].state in ("starting", "ready")))]
+        names = {key: self.name_parts(key) for key in live}
+        found = [key for key in live if all(r in names[key] for r in roles)]
+        if not found:
+            found = [key for key in live if self.w.instances[key].owner == "agent" and all(
+                r in names[key] or self.of_family(r, key, names[key]) for r in roles)]
+        if not found:
+            return None
+        return found if len(found) == 1 else []
+
+    def name_parts(self, key: str) -> set[str]:
+        """The words an instance is called by: its container, unit and session names, the module
+        and path components of its live launches' commands (``api.main:app``, ``backend/server.js``,
+        ``--prefix frontend``) and their log files' stems, split at ``-./:@`` and lowercased."""
+        inst = self.w.instances[key]
+        names = [inst.container, inst.unit, inst.session.partition(":")[2] if inst.session else None]
+        for fi in self.live.get(key, []):
+            launch = self.w.facts[fi]
+            if not isinstance(launch, Launch):
+                continue
+            names += [launch.container, launch.unit]
+            if launch.log_file:
+                names.append(PurePath(launch.log_file.replace("\\", "/")).stem)
+            argv = launch.argv
+            for k, arg in enumerate(argv):
+                if k and argv[k - 1] in _DIR_FLAGS:
+                    names.append(arg)
+                elif not arg.startswith("-") and any(c in arg for c in "/.:"):
+                    names.append(arg.split(":")[0] if not arg.startswith(("/", ".")) else arg)
+        return {part for name in names if name for part in _NAME_SPLIT.split(name.lower())
+                if part and not part.isdigit()}
+
+    def of_family(self, role: str, key: str, names: set[str]) -> bool:
+        """Whether the instance is of the family a generic role names: a backend framework for
+        "the backend", a dev server for "the frontend", a database image for "the db"."""
+        family = _ROLE_FAMILIES.get(role)
+        return family is not None and (self.w.instances[key].server in family[0] or bool(family[1] & names))
 
     def on_user(self, ev: UserEvent) -> None:
         self.user_has_open(ev)
@@ -92,7 +175,8 @@ class MessageSteps(WalkBase):
             if not r.has(action):
                 continue
             targets = r.targets.get(action, ())  # type: ignore[call-overload]
-            named = any(not t.unspecified or self.units_named(t.text) for t in targets)
+            named = any(not t.unspecified or self.units_named(t.text) or (t.mention and self.role_named(t.text))
+                        for t in targets)
             insts = self.targets(targets, r) if named or r.ports or r.kinds or r.units else []
             text = ", ".join(t.text for t in targets if t.text) or "unspecified"
             fi = self.w.record(Instruction(event=ev.index, action=action, targets=insts, target_text=text,

@@ -49,6 +49,9 @@ class Launch(_Fact):
     unit: str | None = None
     """systemd unit; for a process manager's unit (``server`` pm2, supervisor, brew, launchd) its
     name there: the pm2 app, the supervisor program, the formula, the launchd label."""
+    app: str | None = None
+    """For a process manager's unit: the catalog kind of the program it runs (``uvicorn`` for
+    ``pm2 start "uvicorn app:app --port 8000"``), whose ready and failure lines its logs show."""
     container: str | None = None
     """Docker container name."""
     session: str | None = None

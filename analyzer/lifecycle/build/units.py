@@ -22,23 +22,49 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
+from dataclasses import dataclass, replace
 
 from analyzer.events import ToolEvent
 from analyzer.lifecycle.build._util import _lineage, _unit
 from analyzer.lifecycle.build.base import WalkBase
 from analyzer.lifecycle.facts import Failure, Kill, Launch, Probe, Victim
+from analyzer.lifecycle.generic import command_port
 from analyzer.lifecycle.listings import UnitRow, systemd_state, unit_rows
-from analyzer.lifecycle.world import Instance
+from analyzer.lifecycle.panes import TmuxLayout, window_of
+from analyzer.lifecycle.world import Instance, World
 from analyzer.shell import kill as killsem
 from analyzer.shell.kill.managers import ManagerCommand, manager_command
 from analyzer.shell.model import ShellScript, SimpleCommand
+from analyzer.shell.parse import parse
 
 _PROGRAMS = frozenset({"pm2", "supervisorctl", "brew", "launchctl"})
 _UNIT_KILLS = frozenset({"pm2", "supervisorctl", "brew-services", "launchctl"})
 """Kill mechanisms that name units by their manager's names."""
 _ALREADY = re.compile(r"Script already launched|ERROR \(already started\)|already (?:started|loaded|running|bootstrapped)")
 """A manager's answer that the unit a start names runs already."""
+_APPLYING = re.compile(r"Applying action \w+ProcessId on app \[([^\]]+)\]")
+"""pm2's line for each app an action on an ecosystem file (or a name) reaches."""
 _LIVE = ("starting", "ready")
+_PANE_VERBS = {"send-keys": "keys", "send": "keys", "kill-pane": "pane", "killp": "pane", "kill-window": "window",
+               "killw": "window", "kill-session": "session", "kill-server": "session"}
+"""tmux commands that reach a session's processes, and how many of them: one pane's (its
+foreground process for keys), one window's, or the whole session's."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Seat:
+    """Where in a tmux session a launch runs."""
+
+    pane: str | None
+    """Its pane, ``SESSION:WINDOW.PANE``; None when not known."""
+    foreground: bool
+    """It runs in the pane's foreground (not started with ``&`` there): C-c reaches it."""
+    immune: bool
+    """Started with nohup or setsid: a hangup of its terminal does not reach it."""
+_FROM_OUTSIDE = frozenset({"pkill", "kill", "kill-pgrep", "xargs-kill", "ps-grep-kill", "lsof-kill", "pidof-kill",
+                           "killall", "fuser-port", "fuser-file", "nvidia-smi-kill"})
+"""Kills that signal a unit's process directly, not through its manager: to the manager it died."""
 _INTERPRETERS = {".js": "node", ".mjs": "node", ".cjs": "node", ".ts": "node", ".py": "python3"}
 """What pm2 runs a script with, by its extension (its process's argv[0])."""
 
@@ -47,27 +73,51 @@ class UnitSteps(WalkBase):
     """Steps for process managers' units (pm2, supervisor, brew services, launchd, systemd's
     reconcile) and for the tmux/screen sessions that host servers."""
 
+    def __init__(self, world: World) -> None:
+        super().__init__(world)
+        self.tmux = TmuxLayout()
+        """The windows and panes of the log's tmux sessions, as its commands made them."""
+        self.tmux_at: tuple[int, dict[int, str | None]] = (-1, {})
+        """(the call being read, its tmux commands' positions -> the pane each acts on or types into)."""
+        self.panes: dict[int, _Seat] = {}
+        """Launch facts run in a tmux session -> where in it and how."""
+
     # -- launches ------------------------------------------------------------------------------
 
     def launch_of(self, ev: ToolEvent, cmd: SimpleCommand, where: str, script: ShellScript) -> int | None:
         mc = manager_command(cmd.effective_argv) if cmd.name in _PROGRAMS else None
         if mc is not None:
             return self.unit_launch(ev, cmd, where, mc)
+        if cmd.name == "tmux":
+            if self.tmux_at[0] != ev.index:
+                self.tmux_at = (ev.index, {})
+            self.tmux_at[1][cmd.position] = self.tmux.apply(where, cmd.effective_argv)
         fi = super().launch_of(ev, cmd, where, script)
         if fi is not None and (session := _session_of(cmd, script)):
             launch = self.w.facts[fi]
             assert isinstance(launch, Launch) and launch.instance
             launch.session = self.w.instances[launch.instance].session = session
+            # the tmux command it was started with or typed into, and the pane that command named
+            typed = next((script.commands[c.parent] for c in _lineage(cmd, script)
+                          if c.via == "tmux" and c.parent is not None), None)
+            pane = self.tmux_at[1].get(typed.position) if typed is not None and self.tmux_at[0] == ev.index else None
+            self.panes[fi] = _Seat(pane, foreground=cmd.background_by != "&",
+                                   immune=bool({"nohup", "setsid"} & set(cmd.wrappers)))
+            if pane is not None:
+                launch.detail += f" (in tmux pane {pane})"
         return fi
 
     def unit_launch(self, ev: ToolEvent, cmd: SimpleCommand, where: str, mc: ManagerCommand) -> int | None:
         """``pm2 start app.js --name api``, ``supervisorctl start api worker``, ``brew services start
         redis``, ``launchctl load …/com.me.api.plist``: one launch per unit it names (a restart is its
         kill and the start after it, see ``apply_kill``)."""
-        if mc.action != "start" or mc.force_restart:
-            return None
         output = ev.output or ""
-        names = list(mc.names) or re.findall(r"App \[([^\]]+)\] launched", output)  # an ecosystem file's apps
+        launched = re.findall(r"App \[([^\]]+)\] launched", output)  # an ecosystem file's apps
+        if mc.action == "restart" and mc.ecosystem and launched:
+            mc = replace(mc, names=tuple(launched))  # the file's apps that did not run start now
+        elif mc.action != "start" or mc.force_restart:
+            return None
+        names = list(mc.names) or launched
         if not names and mc.script:
             names = [os.path.basename(mc.script)]  # which apps the file holds is not shown: the file is the unit
         first: int | None = None
@@ -85,14 +135,17 @@ class UnitSteps(WalkBase):
 
     def unit_started(self, ev: ToolEvent, cmd: SimpleCommand, where: str, mc: ManagerCommand, name: str) -> int:
         kind = self.w.catalog.managers[mc.manager]
-        port = cmd.env.get("PORT", "")
+        app, port, guessed = self.app_server(mc, cmd)
         launch = Launch(
-            event=ev.index, server=mc.manager, label=f"{kind.label} {name}", host=where, unit=name,
-            port=int(port) if port.isdigit() and 0 < int(port) < 65536 else None,
+            event=ev.index, server=mc.manager, label=f"{kind.label} {name}", host=where, unit=name, port=port, app=app,
             argv=list(cmd.effective_argv), command_position=cmd.position,
-            detail=f"`{mc.verb}` of the {kind.label} {name} on {where}")
+            detail=f"`{mc.verb}` of the {kind.label} {name} on {where}" + (f" (it serves :{port})" if port else ""))
         inst = launch.instance = self.instance(launch)
+        if port is not None and self.w.instances[inst].port in (None, port):
+            self.w.instances[inst].port = port  # a probe of that port asks about this unit
         fi = self.w.record(launch)
+        if guessed:
+            self.guessed_port.add(fi)
         self.w.instances[inst].launches.append(ev.index)
         self.w.link(f"event:{ev.index}", f"instance:{inst}", "launches", fi)
         row = next((r for r in unit_rows(mc.manager, ev.output or "") if r.name == name), None)
@@ -103,6 +156,21 @@ class UnitSteps(WalkBase):
         if _ALREADY.search(ev.output or ""):
             self.already.add(fi)
         return fi
+
+    def app_server(self, mc: ManagerCommand, cmd: SimpleCommand) -> tuple[str | None, int | None, bool]:
+        """What a pm2 app runs, read from its command like any launch: (the catalog kind of its
+        program, its port, whether that port is only the kind's default). ``pm2 start "uvicorn
+        app:app --port 8000"`` serves :8000; pm2 hands its own environment (``PORT=``) to the app."""
+        found = None
+        for sub in _app_commands(mc):
+            sub = sub.model_copy(update={"env": {**cmd.env, **sub.env}})
+            if (match := self.w.catalog.match(sub)) is not None:
+                return match.kind.name, match.port, match.port_source == "default"
+            found = found or command_port(sub)
+        port = cmd.env.get("PORT", "")
+        if found is None and port.isdigit() and 0 < int(port) < 65536:
+            found = (int(port), "env")
+        return None, found[0] if found else None, False
 
     def start(self, fi: int, still_running: bool = False) -> None:
         """A start of a unit that runs changes nothing (no new process, no duplicate): it runs on
@@ -141,14 +209,85 @@ class UnitSteps(WalkBase):
                  launches: list[tuple[SimpleCommand, int]]) -> list[tuple[Kill, killsem.KillVerdict]]:
         out = super().kills_of(ev, script, launches)
         for kill, v in out:
+            if v.mechanism == "tmux" and v.reached and kill.victims:
+                self.pane_victims(ev, kill, v)
             mc = manager_command(v.command.effective_argv) if v.command.name in _PROGRAMS else None
             if mc is None or v.mechanism not in _UNIT_KILLS or not v.reached:
                 continue
-            if not mc.every:
+            if mc.ecosystem and not mc.names:
+                kill.victims += self.ecosystem_apps(ev, v, mc)
+                kill.detail = f"{kill.text} hits {len(kill.victims)} process(es)"
+            elif not mc.every:
                 kill.victims += self.named_from_before(ev, v, mc, {vic.instance for vic in kill.victims})
                 kill.detail = f"{kill.text} hits {len(kill.victims)} process(es)"
             if mc.action == "restart" or mc.force_restart:
                 self.unit_restarts.add(id(kill))
+        return out
+
+    def pane_victims(self, ev: ToolEvent, kill: Kill, v: killsem.KillVerdict) -> None:
+        """tmux's keys and its ``kill-pane`` reach one pane, ``kill-window`` one window: of the
+        session's processes (all of them the kill evaluation lists, as it knows no windows) keep
+        those the target's pane or window runs, and of a ``send-keys C-c`` only the pane's
+        foreground process (one started there with ``&`` runs on). A closed pane, window or
+        session hangs up its terminal: a server started there with nohup or setsid runs on. A
+        server whose pane is not known stays; so do all when the target's pane is not (``%3``)."""
+        verb = next((a for a in v.command.effective_argv[1:] if a in _PANE_VERBS), None)
+        if verb is None:
+            return
+        scope = _PANE_VERBS[verb]
+        address = self.tmux_at[1].get(v.command.position) if self.tmux_at[0] == ev.index else None
+        if address is None and scope != "session":
+            return
+        keep, notes = [], []
+        for vic in kill.victims:
+            lives = self.live.get(vic.instance or "", [])
+            fi = next((f for f in lives if self.w.facts[f].event == vic.launch_event), None)
+            seat = self.panes.get(fi) if fi is not None else None
+            where = seat.pane if seat is not None else None
+            if seat is not None and scope != "keys" and seat.immune:
+                notes.append(f"{vic.label} was started with nohup or setsid: the hangup does not reach it")
+            elif where is None or address is None:
+                keep.append(vic)
+            elif scope == "window" and window_of(where) != window_of(address):
+                notes.append(f"{vic.label} runs in window {window_of(where)}, not in {window_of(address)}")
+            elif scope in ("keys", "pane") and where != address:
+                notes.append(f"{vic.label} runs in pane {where}, not in {address}")
+            elif scope == "keys" and seat is not None and not seat.foreground:
+                notes.append(f"{vic.label} was started with `&` in pane {where}: C-c does not reach it")
+            else:
+                keep.append(vic)
+        kill.victims = keep
+        if address is not None:
+            kill.notes = [n for n in kill.notes if "every process of the session is listed" not in n] + \
+                [f"`{kill.text}` targets tmux pane {address}"]
+        kill.notes += notes
+        kill.detail = f"{kill.text} hits {len(kill.victims)} process(es)"
+
+    def ecosystem_apps(self, ev: ToolEvent, v: killsem.KillVerdict, mc: ManagerCommand) -> list[Victim]:
+        """The apps a stop or restart of an ecosystem file reaches: the ones its output names
+        (``Applying action restartProcessId on app [api](ids: [ 0 ])``), else the running ones a
+        start of that file launched in this log. An app the output names that this log never
+        started was running before it."""
+        host = v.command.host or "local"
+        text = " ".join(v.command.argv)
+        named = [f"{host}/pm2:{n}" for n in dict.fromkeys(_APPLYING.findall(ev.output or ""))]
+        base = os.path.basename(mc.script or "")
+        keys = named or [k for k, lives in self.live.items() if lives and k.startswith(f"{host}/pm2:") and any(
+            (m := manager_command(self.w.facts[fi].argv)) is not None  # type: ignore[union-attr]
+            and m.ecosystem and os.path.basename(m.script or "") == base for fi in lives)]
+        out = []
+        for key in keys:
+            name = key.split(":", 1)[1]
+            if key not in self.w.instances:
+                self.w.instances[key] = Instance(id=key, server="pm2", label=f"pm2 app {name}", host=host,
+                                                 unit=name, owner="before")
+            lives = self.live.get(key, [])
+            launch = self.w.facts[lives[-1]] if lives else None
+            started = f"which it started at event {launch.event}" if isinstance(launch, Launch) else \
+                "which this session never started"
+            out.append(Victim(label=self.w.instances[key].name, role="server", instance=key,
+                              launch_event=launch.event if isinstance(launch, Launch) else None,
+                              reason=f"`{text}` {mc.verb}s the app {name} of {base}, {started}"))
         return out
 
     def named_from_before(self, ev: ToolEvent, v: killsem.KillVerdict, mc: ManagerCommand,
@@ -178,7 +317,9 @@ class UnitSteps(WalkBase):
         return out
 
     def apply_kill(self, kill: Kill) -> None:
-        """A kill of units; a manager's restart then starts each unit it stopped again."""
+        """A kill of units; a manager's restart then starts each unit it stopped again, and so does a
+        manager that restarts what dies (``respawns``) when a signal from outside killed its process."""
+        outside = kill.mechanism in _FROM_OUTSIDE
         restarts = id(kill) in self.unit_restarts
         self.unit_restarts.discard(id(kill))
         container_restarts = id(kill) in self.container_restarts
@@ -186,28 +327,46 @@ class UnitSteps(WalkBase):
         super().apply_kill(kill)
         units = [v.instance for v in kill.victims if v.instance and self.w.instances[v.instance].server
                  in self.w.catalog.managers]
+        for inst in dict.fromkeys(v.instance for v in kill.victims if v.instance):
+            self.listed.pop(inst, None)  # a listed unit (a systemd one too) the kill reached runs no more
         for inst in dict.fromkeys(units):
-            self.listed.pop(inst, None)
             if restarts:
                 self.relaunch(kill, inst)
+            elif outside and self.respawns(inst) and self.live_state(inst, kill.event) == "stopped":
+                manager = self.w.catalog.managers[self.w.instances[inst].server].label.split()[0]
+                self.start_again(kill.event, kill.command_position, kill.text, inst,
+                                 why=f"{manager} starts the {self.w.instances[inst].label} again: `{kill.text}` "
+                                     "killed its process from outside its manager (autorestart)")
         if container_restarts:
             # `docker restart NAME`: the agent's container stops, then its processes start again
             for inst in dict.fromkeys(v.instance for v in kill.victims if v.instance):
                 if self.w.instances[inst].container and any(la.argv for la in self.w.launches(inst)):
                     self.relaunch(kill, inst)
 
+    def respawns(self, inst: str) -> bool:
+        """Whether the unit's manager starts its process again when it dies unasked: pm2 does for
+        every app (``autorestart`` is on unless ``--no-autorestart``); supervisord's default
+        ``autorestart=unexpected`` does for an exit by a signal from outside. A systemd unit's
+        ``Restart=``, launchd's ``KeepAlive`` and brew's plists are not in the log: they do not."""
+        instance = self.w.instances[inst]
+        if instance.server == "pm2":
+            return not any("--no-autorestart" in la.argv for la in self.w.launches(inst)[-1:])
+        return instance.server == "supervisor"
+
     def relaunch(self, kill: Kill, inst: str) -> None:
         self.start_again(kill.event, kill.command_position, kill.text, inst)
 
-    def start_again(self, event: int, position: int, text: str, inst: str) -> None:
+    def start_again(self, event: int, position: int, text: str, inst: str, why: str | None = None) -> None:
         """A launch of ``inst`` by a command that starts what it ran before (a manager's restart,
-        ``docker start|restart NAME``): the same command line, at ``event``."""
+        ``docker start|restart NAME``; ``why`` says so when the manager itself does it): the same
+        command line, at ``event``."""
         instance = self.w.instances[inst]
         earlier = next((la for la in self.w.launches(inst) if la.argv), None)
         launch = Launch(event=event, instance=inst, server=instance.server, label=instance.label,
                         host=instance.host, port=instance.port, unit=instance.unit,
+                        app=earlier.app if earlier else None,
                         argv=list(earlier.argv) if earlier else [], command_position=position,
-                        detail=f"`{text}` starts the {instance.label} again")
+                        detail=why or f"`{text}` starts the {instance.label} again")
         fi = self.w.record(launch)
         instance.launches.append(event)
         self.w.link(f"event:{event}", f"instance:{inst}", "launches", fi)
@@ -215,14 +374,15 @@ class UnitSteps(WalkBase):
 
     def unit_process(self, inst: str, launch: Launch | None) -> killsem.Process:
         """A unit's process as the kill evaluation sees it: its manager and name there (a brew
-        service is also a launchd job, ``homebrew.mxcl.NAME``; a launchd job is its label)."""
+        service is also a launchd job, ``homebrew.mxcl.NAME``; a launchd job is its label; a
+        systemd unit a ``systemctl status`` showed active is its unit)."""
         instance = self.w.instances[inst]
         manager = instance.server
         host = None if instance.host == "local" else instance.host
         ref = str(self.w.position(launch)) if launch is not None else f"instance:{inst}"
         pid = launch.pid if launch is not None else self.listed.get(inst)
         ports = (instance.port,) if instance.port else ()
-        if manager == "launchd":
+        if manager in ("launchd", "systemd"):
             return killsem.Process(pid=pid, host=host, kind="server", label=instance.name, ref=ref, ports=ports,
                                    unit=instance.unit)
         return killsem.Process(
@@ -252,8 +412,17 @@ class UnitSteps(WalkBase):
         output = ev.output or ""
         if mc.action == "logs":
             for name in mc.names:
-                if (key := f"{where}/{mc.manager}:{name}") in self.w.instances:
+                if (key := f"{where}/{mc.manager}:{name}") not in self.w.instances:
+                    continue
+                lives = self.live.get(key, [])
+                launch = self.w.facts[lives[-1]] if lives else None
+                if not isinstance(launch, Launch) or launch.app is None:
                     self.log_evidence(ev, key, None, output)  # which server the unit runs is not known: any kind's lines
+                    continue
+                # the lines of the program it runs (`pm2 start "uvicorn …"`: uvicorn's), read as its launch's
+                view = launch.model_copy(update={"server": launch.app})
+                self.log_evidence(ev, key, view, output)
+                launch.pid, launch.pid_event = view.pid, view.pid_event
             return
         states = self.w.catalog.managers[mc.manager].states
         # a restart answers `api: stopped` then `api: started`: each unit ends as its last line says
@@ -381,14 +550,29 @@ def _screen_name(argv: list[str]) -> str | None:
 
 
 def _app_argv(launch: Launch | None) -> tuple[str, ...]:
-    """The argv of the process pm2 runs for ``pm2 start SCRIPT``: the interpreter and the script, or
-    the program with the arguments after ``--``; unknown (empty) for other managers."""
+    """The argv of the process pm2 runs for the ``pm2 start`` of ``launch`` (see ``_pm2_argv``);
+    unknown (empty) for other managers."""
     mc = manager_command(launch.argv) if launch is not None else None
-    if mc is None or mc.manager != "pm2" or mc.script is None or " " in mc.script:
+    return _pm2_argv(mc) if mc is not None else ()
+
+
+def _pm2_argv(mc: ManagerCommand) -> tuple[str, ...]:
+    """The argv of the process ``pm2 start SCRIPT`` runs: the interpreter and the script, or the
+    program, with the arguments after ``--``; a command string runs as ``bash -c STRING`` (pm2's own
+    rule for a script with spaces). Empty for an ecosystem file (its apps are not on the line)."""
+    if mc.manager != "pm2" or mc.script is None or mc.ecosystem:
         return ()
+    if " " in mc.script:
+        return "bash", "-c", " ".join((mc.script, *mc.program_args))
     interpreter = _INTERPRETERS.get(os.path.splitext(mc.script)[1])
-    if interpreter:
-        return interpreter, mc.script
-    assert launch is not None
-    rest = launch.argv[launch.argv.index("--") + 1 :] if "--" in launch.argv else []
-    return mc.script, *rest
+    return (interpreter, mc.script, *mc.program_args) if interpreter else (mc.script, *mc.program_args)
+
+
+def _app_commands(mc: ManagerCommand) -> list[SimpleCommand]:
+    """The commands a pm2 app runs, parsed: its command string's (``"cd web && npm run dev"``), or
+    its program with the arguments after ``--``, or the interpreter and its script."""
+    argv = _pm2_argv(mc) if mc.action == "start" else ()
+    if not argv:
+        return []
+    text = argv[2] if argv[:2] == ("bash", "-c") else shlex.join(argv)
+    return [c for c in parse(text).commands if c.argv]

@@ -72,7 +72,12 @@ class ManagerCommand:
     every: bool = False
     """It says ``all`` (brew: ``--all``; ``pm2 kill`` and ``supervisorctl reload`` act on every unit too)."""
     script: str | None = None
-    """``pm2 start``'s script, command or ecosystem file; a launchd plist."""
+    """``pm2 start``'s script, program or command string (``"npm run dev"``) or ecosystem file; a
+    launchd plist."""
+    ecosystem: bool = False
+    """``script`` is a pm2 ecosystem file (``ecosystem.config.js``): the apps it defines run."""
+    program_args: tuple[str, ...] = ()
+    """``pm2 start``'s arguments for the script or program, after ``--``."""
     force_restart: bool = False
     """``launchctl kickstart -k``: kill the running job, then start it again."""
 
@@ -89,6 +94,7 @@ def manager_command(argv: list[str]) -> ManagerCommand | None:
 
 def _pm2(args: list[str]) -> ManagerCommand | None:
     own = args[: args.index("--")] if "--" in args else args  # after `--`: the script's own arguments
+    after = tuple(args[len(own) + 1 :])
     opts: dict[str, str] = {}
 
     def flag(opt: str, value: str | None) -> None:
@@ -103,16 +109,18 @@ def _pm2(args: list[str]) -> ManagerCommand | None:
     files = [r for r in rest if _CONFIG_FILE.search(os.path.basename(r))]
     if files:  # the apps are the file's, their names not on the line (but for --only)
         only = tuple(n for n in opts.get("--only", "").split(",") if n)
-        return ManagerCommand("pm2", verb, action, only, script=files[0])
+        return ManagerCommand("pm2", verb, action, only, script=files[0], ecosystem=True)
     if verb == "start":
         if not rest:
             return None
         script = rest[0]
         name = opts.get("--name")
-        if name is None and " " not in script:
-            # pm2 names an app after its script without the extension; `pm2 start api` starts the known app api
-            name = os.path.splitext(os.path.basename(script))[0]
-        return ManagerCommand("pm2", verb, action, (name,) if name else (), script=script)
+        if name is None:
+            # pm2 names an app after its script without the extension (`pm2 start api` starts the
+            # known app api); a command string (`pm2 start "npm run dev"`) it runs with `bash -c`
+            # and names after the whole string
+            name = script if " " in script else os.path.splitext(os.path.basename(script))[0]
+        return ManagerCommand("pm2", verb, action, (name,), script=script, program_args=after)
     return ManagerCommand("pm2", verb, action, tuple(r for r in rest if r != "all"),
                           every="all" in rest or verb == "kill")
 
@@ -194,9 +202,15 @@ def _judge(ctx: KillContext, argv: list[str]) -> KillVerdict | None:
     cmd = manager_command(argv)
     if cmd is None or cmd.manager == "launchd" or cmd.action not in ("stop", "restart"):
         return None
-    if not cmd.names and not cmd.every:
-        return None  # `pm2 restart ecosystem.config.js`: which apps is the file's
+    if not cmd.names and not cmd.every and not cmd.ecosystem:
+        return None
     mechanism, matched = _MECHANISM[cmd.manager]
+    if cmd.ecosystem and not cmd.names:
+        # `pm2 restart ecosystem.config.js`: the apps the file defines, which only the file (or
+        # the apps its start launched) says: the caller, who saw that start, names them
+        v = ctx.verdict(mechanism, _SIGNALS[cmd.manager], targets=[cmd.script or ""])
+        v.notes.append(f"{argv[0]} {cmd.verb} {cmd.script}: the apps the file defines")
+        return v
     v = ctx.verdict(mechanism, _SIGNALS[cmd.manager], targets=[*cmd.names, *(["all"] if cmd.every else [])])
     if cmd.every:
         v.mark_generic(_EVERY[cmd.manager])
@@ -218,7 +232,8 @@ def _judge(ctx: KillContext, argv: list[str]) -> KillVerdict | None:
 
 
 judge_pm2 = _judge
-"""``pm2 stop|delete|restart|reload NAME|ID|/regex/|all``, ``pm2 kill`` (the daemon and every app)."""
+"""``pm2 stop|delete|restart|reload NAME|ID|/regex/|all``, ``pm2 kill`` (the daemon and every app);
+``pm2 restart ecosystem.config.js`` with no victims of its own (the lifecycle knows the file's apps)."""
 judge_supervisorctl = _judge
 """``supervisorctl stop|restart NAME|group:*|all``, ``supervisorctl reload`` (every program restarts)."""
 judge_brew = _judge

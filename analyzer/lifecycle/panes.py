@@ -19,9 +19,10 @@ from analyzer.shell.wrappers import scan_options
 
 __all__ = ["TmuxLayout", "window_of"]
 
-_WITH_ARG = "cEFfnstxyTlp"
-"""Short options of the layout commands that take a value (``-s NAME``, ``-n WINDOW``, ``-t TARGET``,
-``-c DIR``, ``-F FORMAT``, ``-l SIZE``…)."""
+_WITH_ARG = "cEFSefnNstxy"
+"""Short options of the commands read here that take a value (``-s NAME``, ``-n WINDOW``, ``-t
+TARGET``, ``-c DIR``, ``-F FORMAT``, capture-pane's ``-S -20``…); not ``-p`` or ``-l``, which
+capture-pane and send-keys take as flags."""
 _GLOBAL_WITH_ARG = "LSfcT"
 """tmux's own options before the command that take a value (``-L socket``, ``-S path``, ``-f conf``)."""
 

@@ -192,3 +192,15 @@ def test_supervisord_restarts_a_program_killed_by_a_signal_and_systemd_is_left_a
     assert [k.text for k in kills] == ["kill -9 2102", "kill 9123"]
     # Restart= of the unit is not in the log: the kill stops it
     assert w.state_after("local/unit:api", 5) == "stopped" and len(w.launches("local/unit:api")) == 1
+
+
+def test_pm2_names_a_node_apps_process_after_the_scripts_absolute_path(tmp_path: Path) -> None:
+    w = world(tmp_path, """\
+  - bash: cd /srv/shop && pm2 start server.js --name api
+  - bash: pkill -f "node server.js"
+  - bash: pkill -f "shop/server.js"
+""")
+    missed, hit = w.kills()
+    # pm2 runs it as `node /srv/shop/server.js`: the relative command line matches nothing of it
+    assert not any(v.instance == "local/pm2:api" for v in missed.victims)
+    assert any(v.instance == "local/pm2:api" for v in hit.victims)

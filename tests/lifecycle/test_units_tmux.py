@@ -34,6 +34,8 @@ def test_targets_name_one_pane_of_the_layout_the_commands_made() -> None:
     assert pane(t, "tmux send-keys -t ap C-c") == "api:0.1"  # a unique prefix; -d left the current window
     assert pane(t, "tmux send-keys -t %3 C-c") is None  # a pane id no command line showed
     assert pane(t, "tmux send-keys -t api:nowhere C-c") is None  # a window name nobody gave
+    assert pane(t, "tmux capture-pane -p -S -20 -t api:0") == "api:0.1"  # -p is a flag, -S takes a line
+    assert pane(t, "tmux send-keys -l -t api:1 'C-c'") == "api:1.0"
     assert pane(t, "tmux -L other send-keys -t web:2 'npm start' Enter") == "web:2.0"  # first named here
 
 
@@ -101,3 +103,18 @@ def test_a_pane_id_reaches_nothing_known_and_a_window_first_named_by_keys_is_dra
     (kill,) = [k for k in w.kills() if k.victims]
     assert kill.text == "tmux send-keys -t api:1 C-c" and [v.instance for v in kill.victims] == ["local:8080"]
     assert w.state_after("local:8000", 3) == "starting"
+
+
+def test_capture_pane_is_the_log_of_the_server_in_the_pane_it_shows(tmp_path: Path) -> None:
+    w = world(tmp_path, """\
+  - bash: tmux new -d -s dev 'uvicorn app:api --port 8000'
+  - bash: tmux new-window -t dev 'python -m uvicorn admin:app --port 9000'
+  - bash: tmux capture-pane -p -t dev:0
+    output: "INFO:     Uvicorn running on http://127.0.0.1:8000 (Press CTRL+C to quit)"
+  - bash: tmux capture-pane -p -t dev
+    output: |
+      Traceback (most recent call last):
+      ModuleNotFoundError: No module named 'admin'
+""")
+    assert states(w, "local:8000") == [("starting", 0), ("ready", 2)]
+    assert states(w, "local:9000") == [("starting", 1), ("failed", 3)]  # the current window is the new one

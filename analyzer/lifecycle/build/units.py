@@ -21,6 +21,7 @@ hands every other one to the generic step it extends (``super()``).
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import shlex
 from dataclasses import dataclass, replace
@@ -79,6 +80,8 @@ class UnitSteps(WalkBase):
         """The windows and panes of the log's tmux sessions, as its commands made them."""
         self.tmux_at: tuple[int, dict[int, str | None]] = (-1, {})
         """(the call being read, its tmux commands' positions -> the pane each acts on or types into)."""
+        self.unit_cwd: dict[str, str] = {}
+        """Unit instance id -> the folder its latest start ran in (pm2 resolves a script from it)."""
         self.panes: dict[int, _Seat] = {}
         """Launch facts run in a tmux session -> where in it and how."""
 
@@ -141,6 +144,7 @@ class UnitSteps(WalkBase):
             argv=list(cmd.effective_argv), command_position=cmd.position,
             detail=f"`{mc.verb}` of the {kind.label} {name} on {where}" + (f" (it serves :{port})" if port else ""))
         inst = launch.instance = self.instance(launch)
+        self.unit_cwd[inst] = self.cwd_at.get(cmd.position, self.cwd.get(where, ""))
         if port is not None and self.w.instances[inst].port in (None, port):
             self.w.instances[inst].port = port  # a probe of that port asks about this unit
         fi = self.w.record(launch)
@@ -386,7 +390,7 @@ class UnitSteps(WalkBase):
             return killsem.Process(pid=pid, host=host, kind="server", label=instance.name, ref=ref, ports=ports,
                                    unit=instance.unit)
         return killsem.Process(
-            pid=pid, argv=_app_argv(launch), host=host, kind="server", label=instance.name, ref=ref, ports=ports,
+            pid=pid, argv=_app_argv(launch, self.unit_cwd.get(inst, "")), host=host, kind="server", label=instance.name, ref=ref, ports=ports,
             manager=manager, manager_name=instance.unit, manager_id=self.unit_ids.get(inst),
             unit=f"homebrew.mxcl.{instance.unit}" if manager == "brew" else None)
 
@@ -402,7 +406,7 @@ class UnitSteps(WalkBase):
                 units := [a for a in argv[2:] if not a.startswith("-")]):
             self.systemd_output(ev, where, _unit(units[0]))
         elif cmd.name == "tmux" and len(argv) > 1 and argv[1] in ("capture-pane", "capturep") and "-p" in argv:
-            self.pane_output(ev, where, argv)
+            self.pane_output(ev, where, cmd)
         else:
             super().probe_or_log(ev, cmd, where)
 
@@ -507,15 +511,21 @@ class UnitSteps(WalkBase):
                 self.w.instances[key].pids.append(pid)
             self.unit_state(ev, key, "systemctl", line, state, pid)
 
-    def pane_output(self, ev: ToolEvent, where: str, argv: list[str]) -> None:
-        """``tmux capture-pane -p -t S``: the screen of session S is the log of the server it hosts."""
+    def pane_output(self, ev: ToolEvent, where: str, cmd: SimpleCommand) -> None:
+        """``tmux capture-pane -p -t TARGET``: the screen of the pane it names is the log of the
+        server that runs there (of each server of the session whose pane is not known)."""
+        argv = cmd.effective_argv
         target = next((argv[k + 1] for k, a in enumerate(argv) if a == "-t" and k + 1 < len(argv)), None)
         if target is None or not ev.output:
             return
         session = "tmux:" + _session_name(target)
+        shown = self.tmux_at[1].get(cmd.position) if self.tmux_at[0] == ev.index else None
         for key, lives in self.live.items():
             for fi in lives:
                 launch = self.w.facts[fi]
+                seat = self.panes.get(fi)
+                if seat is not None and seat.pane is not None and shown is not None and seat.pane != shown:
+                    continue  # another pane's server: this screen is not its output
                 if isinstance(launch, Launch) and launch.session == session and launch.host == where:
                     self.log_evidence(ev, key, launch, ev.output)
 
@@ -549,23 +559,28 @@ def _screen_name(argv: list[str]) -> str | None:
     return None
 
 
-def _app_argv(launch: Launch | None) -> tuple[str, ...]:
-    """The argv of the process pm2 runs for the ``pm2 start`` of ``launch`` (see ``_pm2_argv``);
-    unknown (empty) for other managers."""
+def _app_argv(launch: Launch | None, cwd: str = "") -> tuple[str, ...]:
+    """The argv of the process pm2 runs for the ``pm2 start`` of ``launch`` in folder ``cwd`` (see
+    ``_pm2_argv``); unknown (empty) for other managers."""
     mc = manager_command(launch.argv) if launch is not None else None
-    return _pm2_argv(mc) if mc is not None else ()
+    return _pm2_argv(mc, cwd) if mc is not None else ()
 
 
-def _pm2_argv(mc: ManagerCommand) -> tuple[str, ...]:
-    """The argv of the process ``pm2 start SCRIPT`` runs: the interpreter and the script, or the
-    program, with the arguments after ``--``; a command string runs as ``bash -c STRING`` (pm2's own
-    rule for a script with spaces). Empty for an ecosystem file (its apps are not on the line)."""
+def _pm2_argv(mc: ManagerCommand, cwd: str = "") -> tuple[str, ...]:
+    """The argv of the process ``pm2 start SCRIPT`` runs: the interpreter and the script's absolute
+    path (pm2 resolves it from the folder it was started in, ``cwd`` when known, and names a node
+    app's process ``node /abs/server.js``), or the program, with the arguments after ``--``; a
+    command string runs as ``bash -c STRING`` (pm2's own rule for a script with spaces). Empty for
+    an ecosystem file (its apps are not on the line)."""
     if mc.manager != "pm2" or mc.script is None or mc.ecosystem:
         return ()
     if " " in mc.script:
         return "bash", "-c", " ".join((mc.script, *mc.program_args))
     interpreter = _INTERPRETERS.get(os.path.splitext(mc.script)[1])
-    return (interpreter, mc.script, *mc.program_args) if interpreter else (mc.script, *mc.program_args)
+    if interpreter is None:
+        return mc.script, *mc.program_args
+    script = posixpath.normpath(posixpath.join(cwd, mc.script)) if cwd.startswith("/") else mc.script
+    return interpreter, script, *mc.program_args
 
 
 def _app_commands(mc: ManagerCommand) -> list[SimpleCommand]:

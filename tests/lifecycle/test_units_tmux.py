@@ -118,3 +118,16 @@ def test_capture_pane_is_the_log_of_the_server_in_the_pane_it_shows(tmp_path: Pa
 """)
     assert states(w, "local:8000") == [("starting", 0), ("ready", 2)]
     assert states(w, "local:9000") == [("starting", 1), ("failed", 3)]  # the current window is the new one
+
+
+def test_screen_quit_hangs_up_the_session_but_not_a_nohup_server_in_it(tmp_path: Path) -> None:
+    w = world(tmp_path, """\
+  - bash: screen -dmS docs python -m http.server 8080
+  - bash: screen -dmS api nohup uvicorn app:api --port 8000
+  - bash: screen -S docs -X quit
+  - bash: screen -S api -X quit
+""")
+    docs, api = [k for k in w.kills() if k.mechanism == "screen"]
+    assert [v.instance for v in docs.victims] == ["local:8080"]
+    assert api.victims == [] and any("nohup" in n for n in api.notes)
+    assert w.state_after("local:8000", 3) == "starting"

@@ -9,10 +9,18 @@ units: a start of a unit that runs changes nothing; a restart stops it and start
 all`` reaches every unit of that manager on the host, also the ones a listing showed running that
 this log never started (owned by whoever started them before it).
 
+What a pm2 app runs is read like any launch: ``pm2 start "uvicorn app:app --port 8000"`` (pm2 runs
+a command string with ``bash -c``) serves :8000 as a uvicorn server, so a probe of that port is
+evidence for the unit. A stop or restart of an ecosystem file reaches the apps its output names or
+that the file's start launched. pm2 and supervisord start a unit again when its process dies by a
+signal from outside them (autorestart): the kill still hits it, and the unit is starting after it.
+
 A tmux or screen session hosts the server started in it (``tmux new -d -s api 'uvicorn …'``,
 ``screen -dmS api …``) or typed into it (``send-keys -t api '…' Enter``, ``-X stuff``): the launch
-remembers the session, so ``kill-session`` and ``send-keys C-c`` of it reach that server, and
-``tmux capture-pane -p`` output is its log.
+remembers the session and, for tmux, its pane (``lifecycle.panes``), so ``kill-session`` reaches
+the session's servers, ``kill-window`` and ``kill-pane`` those of one window or pane, ``send-keys
+C-c`` the foreground server of the pane it targets; a hangup misses one started with nohup. ``tmux
+capture-pane -p`` output is the log of the server in the pane it shows.
 
 ``UnitSteps`` comes first among the builder's steps: each method here reads its own commands and
 hands every other one to the generic step it extends (``super()``).
@@ -47,6 +55,9 @@ _ALREADY = re.compile(r"Script already launched|ERROR \(already started\)|alread
 _APPLYING = re.compile(r"Applying action \w+ProcessId on app \[([^\]]+)\]")
 """pm2's line for each app an action on an ecosystem file (or a name) reaches."""
 _LIVE = ("starting", "ready")
+_FROM_OUTSIDE = frozenset({"pkill", "kill", "kill-pgrep", "xargs-kill", "ps-grep-kill", "lsof-kill", "pidof-kill",
+                           "killall", "fuser-port", "fuser-file", "nvidia-smi-kill"})
+"""Kills that signal a unit's process directly, not through its manager: to the manager it died."""
 _PANE_VERBS = {"send-keys": "keys", "send": "keys", "kill-pane": "pane", "killp": "pane", "kill-window": "window",
                "killw": "window", "kill-session": "session", "kill-server": "session"}
 """tmux commands that reach a session's processes, and how many of them: one pane's (its
@@ -63,9 +74,8 @@ class _Seat:
     """It runs in the pane's foreground (not started with ``&`` there): C-c reaches it."""
     immune: bool
     """Started with nohup or setsid: a hangup of its terminal does not reach it."""
-_FROM_OUTSIDE = frozenset({"pkill", "kill", "kill-pgrep", "xargs-kill", "ps-grep-kill", "lsof-kill", "pidof-kill",
-                           "killall", "fuser-port", "fuser-file", "nvidia-smi-kill"})
-"""Kills that signal a unit's process directly, not through its manager: to the manager it died."""
+
+
 _INTERPRETERS = {".js": "node", ".mjs": "node", ".cjs": "node", ".ts": "node", ".py": "python3"}
 """What pm2 runs a script with, by its extension (its process's argv[0])."""
 
@@ -213,7 +223,7 @@ class UnitSteps(WalkBase):
                  launches: list[tuple[SimpleCommand, int]]) -> list[tuple[Kill, killsem.KillVerdict]]:
         out = super().kills_of(ev, script, launches)
         for kill, v in out:
-            if v.mechanism == "tmux" and v.reached and kill.victims:
+            if v.mechanism in ("tmux", "screen") and v.reached and kill.victims:
                 self.pane_victims(ev, kill, v)
             mc = manager_command(v.command.effective_argv) if v.command.name in _PROGRAMS else None
             if mc is None or v.mechanism not in _UNIT_KILLS or not v.reached:
@@ -236,11 +246,14 @@ class UnitSteps(WalkBase):
         session hangs up its terminal: a server started there with nohup or setsid runs on. A
         server whose pane is not known stays; so do all when the target's pane is not (``%3``)."""
         verb = next((a for a in v.command.effective_argv[1:] if a in _PANE_VERBS), None)
+        if v.mechanism == "screen":
+            verb = "kill-session"  # `screen -X quit|kill`: the session's terminal hangs up
         if verb is None:
             return
         scope = _PANE_VERBS[verb]
-        address = self.tmux_at[1].get(v.command.position) if self.tmux_at[0] == ev.index else None
-        if address is None and scope != "session":
+        address = self.tmux_at[1].get(v.command.position) if self.tmux_at[0] == ev.index \
+            and v.mechanism == "tmux" else None
+        if address is None and scope in ("pane", "window"):
             return
         keep, notes = [], []
         for vic in kill.victims:
@@ -250,14 +263,14 @@ class UnitSteps(WalkBase):
             where = seat.pane if seat is not None else None
             if seat is not None and scope != "keys" and seat.immune:
                 notes.append(f"{vic.label} was started with nohup or setsid: the hangup does not reach it")
+            elif seat is not None and scope == "keys" and not seat.foreground and where in (None, address):
+                notes.append(f"{vic.label} was started with `&` in its pane: C-c does not reach it")
             elif where is None or address is None:
                 keep.append(vic)
             elif scope == "window" and window_of(where) != window_of(address):
                 notes.append(f"{vic.label} runs in window {window_of(where)}, not in {window_of(address)}")
             elif scope in ("keys", "pane") and where != address:
                 notes.append(f"{vic.label} runs in pane {where}, not in {address}")
-            elif scope == "keys" and seat is not None and not seat.foreground:
-                notes.append(f"{vic.label} was started with `&` in pane {where}: C-c does not reach it")
             else:
                 keep.append(vic)
         kill.victims = keep
@@ -276,9 +289,8 @@ class UnitSteps(WalkBase):
         text = " ".join(v.command.argv)
         named = [f"{host}/pm2:{n}" for n in dict.fromkeys(_APPLYING.findall(ev.output or ""))]
         base = os.path.basename(mc.script or "")
-        keys = named or [k for k, lives in self.live.items() if lives and k.startswith(f"{host}/pm2:") and any(
-            (m := manager_command(self.w.facts[fi].argv)) is not None  # type: ignore[union-attr]
-            and m.ecosystem and os.path.basename(m.script or "") == base for fi in lives)]
+        keys = named or [k for k, lives in self.live.items() if k.startswith(f"{host}/pm2:")
+                         and any(self.started_from(fi, base) for fi in lives)]
         out = []
         for key in keys:
             name = key.split(":", 1)[1]
@@ -293,6 +305,12 @@ class UnitSteps(WalkBase):
                               launch_event=launch.event if isinstance(launch, Launch) else None,
                               reason=f"`{text}` {mc.verb}s the app {name} of {base}, {started}"))
         return out
+
+    def started_from(self, fi: int, ecosystem: str) -> bool:
+        """Launch fact ``fi`` is a pm2 start of the ecosystem file named ``ecosystem``."""
+        launch = self.w.facts[fi]
+        mc = manager_command(launch.argv) if isinstance(launch, Launch) else None
+        return mc is not None and mc.ecosystem and os.path.basename(mc.script or "") == ecosystem
 
     def named_from_before(self, ev: ToolEvent, v: killsem.KillVerdict, mc: ManagerCommand,
                           hit: set[str | None]) -> list[Victim]:
@@ -390,8 +408,8 @@ class UnitSteps(WalkBase):
             return killsem.Process(pid=pid, host=host, kind="server", label=instance.name, ref=ref, ports=ports,
                                    unit=instance.unit)
         return killsem.Process(
-            pid=pid, argv=_app_argv(launch, self.unit_cwd.get(inst, "")), host=host, kind="server", label=instance.name, ref=ref, ports=ports,
-            manager=manager, manager_name=instance.unit, manager_id=self.unit_ids.get(inst),
+            pid=pid, argv=_app_argv(launch, self.unit_cwd.get(inst, "")), host=host, kind="server",
+            label=instance.name, ref=ref, ports=ports, manager=manager, manager_name=instance.unit, manager_id=self.unit_ids.get(inst),
             unit=f"homebrew.mxcl.{instance.unit}" if manager == "brew" else None)
 
     # -- listings and output -------------------------------------------------------------------

@@ -157,6 +157,7 @@ def test_pm2_starts_an_app_again_when_a_kill_from_outside_ends_its_process(tmp_p
     assert states(w, key) == [("starting", 0), ("stopped", 1), ("starting", 1)]
     _, respawn, again = w.launches(key)
     assert respawn.event == 1 and "autorestart" in respawn.detail and respawn.pid == 6001
+    assert w.instances[key].history[2].reason.startswith("pm2 starts it again (autorestart)")
     # pm2 already brought it back: the agent's start changes nothing, no second copy
     assert again.duplicate_of is None and "changes nothing" in again.detail
 

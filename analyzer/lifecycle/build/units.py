@@ -357,8 +357,8 @@ class UnitSteps(WalkBase):
             elif outside and self.respawns(inst) and self.live_state(inst, kill.event) == "stopped":
                 manager = self.w.catalog.managers[self.w.instances[inst].server].label.split()[0]
                 self.start_again(kill.event, kill.command_position, kill.text, inst,
-                                 why=f"{manager} starts the {self.w.instances[inst].label} again: `{kill.text}` "
-                                     "killed its process from outside its manager (autorestart)")
+                                 why=f"{manager} starts it again (autorestart): `{kill.text}` killed its "
+                                     "process from outside its manager")
         if container_restarts:
             # `docker restart NAME`: the agent's container stops, then its processes start again
             for inst in dict.fromkeys(v.instance for v in kill.victims if v.instance):
@@ -393,6 +393,8 @@ class UnitSteps(WalkBase):
         instance.launches.append(event)
         self.w.link(f"event:{event}", f"instance:{inst}", "launches", fi)
         super().start(fi)
+        if why and instance.history and instance.history[-1].fact == fi:
+            instance.history[-1].reason = why  # the manager started it, not a command of the agent
 
     def unit_process(self, inst: str, launch: Launch | None) -> killsem.Process:
         """A unit's process as the kill evaluation sees it: its manager and name there (a brew

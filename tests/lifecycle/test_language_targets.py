@@ -52,3 +52,11 @@ def test_a_replacement_stops_the_old_server_and_launches_the_new_one() -> None:
     (launch,) = r.targets[Intent.launch]
     assert stop.unspecified and stop.mention == "api container"
     assert launch.mention == "one"
+
+
+def test_joined_server_nouns_are_one_mention() -> None:
+    """"the backend and the frontend": the restart is about both (the world resolves each)."""
+    (restart,) = read_message("restart the backend and the frontend").targets[Intent.restart]
+    assert restart.mention == "the backend and the frontend"
+    (restart,) = read_message("restart the api and check it works").targets[Intent.restart]
+    assert restart.mention == "the api"

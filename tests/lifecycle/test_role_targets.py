@@ -81,3 +81,20 @@ def test_the_user_saying_the_api_is_up_is_evidence_for_the_api(tmp_path: Path) -
                "bash: 'nohup npm run dev -- --port 3000 > /tmp/web.log 2>&1 &'", "user: the api is up now")
     said = [r for r in w.facts_of(Ready) if r.source == "user"]
     assert [w.instances[r.instance].port for r in said if r.instance] == [8000]
+
+
+def test_joined_roles_name_each_server(tmp_path: Path) -> None:
+    """"the backend and the frontend" names both: a kill of both is what was asked."""
+    w = _world(tmp_path, "bash: 'nohup uvicorn main:app --port 8000 > /tmp/u.log 2>&1 &'",
+               "bash: 'nohup npm run dev -- --port 3000 > /tmp/n.log 2>&1 &'",
+               "user: restart the backend and the frontend")
+    [targets] = _targets(w)
+    assert sorted(w.instances[t].port or 0 for t in targets) == [3000, 8000]
+
+
+def test_a_joined_role_that_names_nothing_leaves_the_whole_target_unresolved(tmp_path: Path) -> None:
+    """Only one of "the api and the worker" exists: the instruction is not read as naming the api alone."""
+    w = _world(tmp_path, "bash: 'nohup uvicorn api.main:app --port 8000 > /tmp/api.log 2>&1 &'",
+               "bash: 'nohup npm run dev -- --port 3000 > /tmp/web.log 2>&1 &'",
+               "user: restart the api and the worker")
+    assert _targets(w) == [[]]

@@ -68,6 +68,7 @@ program names among their command's words (``postgres:16``)."""
 _ROLE_FAMILIES["database"] = _ROLE_FAMILIES["db"]
 _DIR_FLAGS = frozenset({"--prefix", "-C", "--cwd", "--dir", "--app-dir", "--chdir", "--workdir", "-w"})
 """Flags whose value is the folder a server runs from (``npm --prefix frontend run dev``)."""
+_CONJUNCTIONS = re.compile(r"\s*(?:,|&|/|\+|\band\b|\bor\b)\s*")
 _NAME_SPLIT = re.compile(r"[-./:@\\\s]+")
 
 
@@ -81,7 +82,8 @@ class MessageSteps(WalkBase):
     """Steps for user and agent messages: instructions, readiness said in words, corrections."""
 
     def targets(self, targets: tuple[Target, ...], r: MessageReading, entity_fallback: bool = True) -> list[str]:
-        """Instances the targets of one intent refer to. A bare "it"/"the server" is the instance
+        """Instances the targets of one intent refer to. A role word ("the api", "the backend") is
+        the one live server called so (``role_named``); a bare "it"/"the server" is the instance
         most recently touched; a target naming nothing falls back to the message's own entities."""
         found: list[str] = []
         for t in targets or (Target(),):
@@ -110,27 +112,35 @@ class MessageSteps(WalkBase):
         return found
 
     def role_named(self, text: str) -> list[str] | None:
-        """The live server a role word names ("the api container", "the backend", "the db"): the
-        one whose container, unit, session, module or path in its command, or log file is called
-        so, else, for backend/frontend/db, the one of that family. None when the words hold no
-        role word or nothing matches it (the caller falls back as before); [] when two or more
-        match (precision over recall: an ambiguous role names nothing)."""
-        words = [w for w in re.findall(r"[a-z0-9][\w.-]*", text.lower()) if w not in _ROLE_SKIP]
-        roles = [w for w in words if w not in _NOT_ROLES]
-        if len(roles) > 1:
-            roles = [w for w in roles if w not in _ROLE_HEADS]
-        if not roles:
+        """The live servers role words name ("the api container", "the backend and the db"): per
+        name, the one whose container, unit, session, module or path in its command, or log file
+        is called so, else, for backend/frontend/db, the one of that family. None when the words
+        hold no role word, or one that nothing matches (the caller falls back as before); [] when a
+        name fits two servers or a part of the words names none (precision over recall: what is not
+        resolved whole names nothing)."""
+        parts = [self.roles_of(part) for part in _CONJUNCTIONS.split(text.lower())]
+        if not any(parts):
             return None
         live = [key for key, inst in self.w.instances.items() if inst.owner != "other" and (
             self.live.get(key) or (inst.history and inst.history[-1].state in ("starting", "ready")))]
         names = {key: self.name_parts(key) for key in live}
-        found = [key for key in live if all(r in names[key] for r in roles)]
-        if not found:
-            found = [key for key in live if self.w.instances[key].owner == "agent" and all(
-                r in names[key] or self.of_family(r, key, names[key]) for r in roles)]
-        if not found:
-            return None
-        return found if len(found) == 1 else []
+        found: list[str] = []
+        for roles in parts:
+            one = [key for key in live if roles and all(r in names[key] for r in roles)] or [
+                key for key in live if roles and self.w.instances[key].owner == "agent"
+                and all(r in names[key] or self.of_family(r, key, names[key]) for r in roles)]
+            if not one and len(parts) == 1:
+                return None
+            if len(one) != 1:
+                return []
+            found += [k for k in one if k not in found]
+        return found
+
+    @staticmethod
+    def roles_of(words: str) -> list[str]:
+        """The role words of one noun phrase: "the old api container" -> ["api"]; none for "the server"."""
+        kept = [w for w in re.findall(r"[a-z0-9][\w.-]*", words) if w not in _ROLE_SKIP and w not in _NOT_ROLES]
+        return [w for w in kept if w not in _ROLE_HEADS] if len(kept) > 1 else kept
 
     def name_parts(self, key: str) -> set[str]:
         """The words an instance is called by: its container, unit and session names, the module

@@ -6,7 +6,12 @@ never a downloaded model) plus one ``Matcher`` of cue phrases, one ``PhraseMatch
 and regexes for ports, hosts and units (``patterns``). A cue becomes an intent only after its
 context is checked: negation ("don't restart it" is ``hold``), questions ("is it up?" is
 ``question``), the subject ("I'm ready" is not server readiness), the object ("restart the test
-suite" is no server) and conditions ("if it crashes, restart it": the crash is no state).
+suite" is no server) and conditions ("if it crashes, restart it": the crash is no state). A
+replacement ("replace the old TGI container with one for mistral", "switch from vllm to sglang",
+"get rid of the vllm server", "free port 8080") stops the server it plainly names and launches the
+one after "with"/"for"/"to"; "replace the import" names no server and is nothing. A target named
+by words alone ("the api container", "the backend and the frontend") keeps them as its ``mention``:
+the world resolves role words to its instances (``build.messages``).
 
 Limits, on purpose:
 

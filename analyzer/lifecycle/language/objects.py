@@ -114,7 +114,9 @@ def scan_object(s: Scan, start: int, clause: Clause, first_word: bool) -> Object
             # "the api container", "the vllm server": the head noun belongs to the mention
             end = i + 2 if i + 1 < limit and (
                 s.low[i + 1] in P.STRONG_SERVER_NOUNS or s.low[i + 1] in P.SERVER_RUNNERS) else i + 1
-            return Object("server", s.span_text(start, end))
+            # "and the frontend" may open a clause of its own: the sentence bounds the conjunction
+            last = max(c.end for c in s.clauses if c.sentence == clause.sentence)
+            return Object("server", s.span_text(start, conjoined(s, end, min(last, end + 12))))
         if w in P.OBJECT_PRONOUNS and (w not in ("that", "this", "all", "both") or s.ends_here(i)):
             return Object("pronoun", s.span_text(start, i + 1))
         if w in P.NONSERVER_NOUNS or compound:
@@ -140,6 +142,24 @@ def scan_object(s: Scan, start: int, clause: Clause, first_word: bool) -> Object
     if seen_unknown is not None:
         return Object("unknown", s.span_text(start, seen_unknown + 1))
     return Object("none")
+
+
+def conjoined(s: Scan, end: int, limit: int) -> int:
+    """The end of a mention that goes on with "and"/"or"/a comma and another server noun phrase
+    ("the backend and the frontend", "the api or the payments service"): one target, both names."""
+    i = end
+    while i < limit and s.low[i] in ("and", "or", ",", "&", "/", "+"):
+        j = i + 1
+        while j < limit and (s.low[j] in P.DETERMINERS or s.low[j] in P.OBJECT_SKIP):
+            j += 1
+        if j < limit and s.low[j] in P.OBJECT_SERVER_NOUNS:
+            i = j + 2 if j + 1 < limit and s.low[j + 1] in P.STRONG_SERVER_NOUNS else j + 1
+        elif j + 1 < limit and any(ch.isalnum() for ch in s.low[j]) and s.low[j + 1] in P.STRONG_SERVER_NOUNS:
+            i = j + 2  # "the payments service"
+        else:
+            break
+        end = i
+    return end
 
 
 def after_preposition(s: Scan, i: int, limit: int) -> Object:

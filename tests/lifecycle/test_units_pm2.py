@@ -205,3 +205,20 @@ def test_pm2_names_a_node_apps_process_after_the_scripts_absolute_path(tmp_path:
     # pm2 runs it as `node /srv/shop/server.js`: the relative command line matches nothing of it
     assert not any(v.instance == "local/pm2:api" for v in missed.victims)
     assert any(v.instance == "local/pm2:api" for v in hit.victims)
+
+
+def test_a_pid_query_binds_the_units_process_for_a_later_kill(tmp_path: Path) -> None:
+    w = world(tmp_path, """\
+  - bash: pm2 start server.js --name api
+  - bash: pm2 pid api
+    output: "4821"
+  - bash: supervisorctl start worker
+    output: "worker: started"
+  - bash: supervisorctl pid worker
+    output: "2102"
+  - bash: kill 2102 4821
+""")
+    api = w.launches("local/pm2:api")[0]
+    assert (api.pid, api.pid_event) == (4821, 1)
+    (kill,) = w.kills()
+    assert sorted(v.instance or "" for v in kill.victims) == ["local/pm2:api", "local/supervisor:worker"]

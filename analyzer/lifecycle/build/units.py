@@ -432,8 +432,12 @@ class UnitSteps(WalkBase):
 
     def unit_output(self, ev: ToolEvent, where: str, mc: ManagerCommand) -> None:
         """What a manager printed: its logs of a unit (``pm2 logs api``, ``supervisorctl tail api``)
-        are that unit's log; its tables and answers list units with their states."""
+        are that unit's log; its tables and answers list units with their states; ``pm2 pid api`` /
+        ``supervisorctl pid api`` print the PID of the unit's process."""
         output = ev.output or ""
+        if mc.verb == "pid":
+            self.unit_pid(ev, where, mc, output)
+            return
         if mc.action == "logs":
             for name in mc.names:
                 if (key := f"{where}/{mc.manager}:{name}") not in self.w.instances:
@@ -454,6 +458,23 @@ class UnitSteps(WalkBase):
         for row in last.values():
             if (state := states.get(row.status)) is not None:
                 self.unit_row(ev, f"{where}/{mc.manager}:{row.name}", mc.manager, row, state)
+
+    def unit_pid(self, ev: ToolEvent, where: str, mc: ManagerCommand, output: str) -> None:
+        """The one PID a ``pid`` query of one unit printed (0 or nothing: it does not run), bound to
+        the unit's running launch, so a later ``kill PID`` hits exactly it."""
+        key = f"{where}/{mc.manager}:{mc.names[0]}" if len(mc.names) == 1 else ""
+        words = output.split()
+        if key not in self.w.instances or len(words) != 1 or not words[0].isdigit() or words[0] == "0":
+            return
+        pid = int(words[0])
+        if pid not in self.w.instances[key].pids:
+            self.w.instances[key].pids.append(pid)
+        lives = self.live.get(key, [])
+        launch = self.w.facts[lives[-1]] if lives else None
+        if isinstance(launch, Launch):
+            launch.pid, launch.pid_event = pid, ev.index
+        elif key in self.listed:
+            self.listed[key] = pid
 
     def unit_row(self, ev: ToolEvent, key: str, manager: str, row: UnitRow, state: str) -> None:
         """One unit of a listing: bind its PID and number, and take the state it shows. A running

@@ -30,7 +30,7 @@ _PM2_ACTIONS: dict[str, Action] = {
     "startOrRestart": "restart", "startOrReload": "restart", "startOrGracefulReload": "restart",
     "stop": "stop", "delete": "stop", "del": "stop", "kill": "stop",
     "list": "list", "ls": "list", "l": "list", "status": "list", "jlist": "list", "prettylist": "list",
-    "describe": "list", "desc": "list", "show": "list", "info": "list", "logs": "logs", "log": "logs",
+    "describe": "list", "desc": "list", "show": "list", "info": "list", "pid": "list", "logs": "logs", "log": "logs",
 }
 _PM2_WITH_ARG = frozenset({
     "--name", "--instances", "--max-memory-restart", "--log", "--output", "--error", "--interpreter",

@@ -222,3 +222,16 @@ def test_a_pid_query_binds_the_units_process_for_a_later_kill(tmp_path: Path) ->
     assert (api.pid, api.pid_event) == (4821, 1)
     (kill,) = w.kills()
     assert sorted(v.instance or "" for v in kill.victims) == ["local/pm2:api", "local/supervisor:worker"]
+
+
+def test_a_kill_of_the_pid_a_manager_prints_hits_that_unit(tmp_path: Path) -> None:
+    w = world(tmp_path, """\
+  - bash: pm2 start server.js --name api
+  - bash: pm2 start worker.js --name jobs
+  - bash: kill -9 $(pm2 pid api)
+  - bash: kill `pm2 pid nothing`
+""")
+    named, unknown = w.kills()
+    assert [v.instance for v in named.victims] == ["local/pm2:api"] and not any("not modelled" in n for n in named.notes)
+    assert w.state_after("local/pm2:jobs", 2) == "starting" and len(w.launches("local/pm2:jobs")) == 1
+    assert unknown.victims == []  # no app of that name runs: the query prints nothing, kill fails

@@ -55,6 +55,8 @@ _ALREADY = re.compile(r"Script already launched|ERROR \(already started\)|alread
 _APPLYING = re.compile(r"Applying action \w+ProcessId on app \[([^\]]+)\]")
 """pm2's line for each app an action on an ecosystem file (or a name) reaches."""
 _LIVE = ("starting", "ready")
+_PID_QUERY = re.compile(r"(?:\$\(|`)\s*((?:pm2|supervisorctl) pid [\w.@:-]+)\s*[)`]")
+"""A PID substituted from a manager's answer: ``$(pm2 pid api)``, `` `supervisorctl pid worker` ``."""
 _FROM_OUTSIDE = frozenset({"pkill", "kill", "kill-pgrep", "xargs-kill", "ps-grep-kill", "lsof-kill", "pidof-kill",
                            "killall", "fuser-port", "fuser-file", "nvidia-smi-kill"})
 """Kills that signal a unit's process directly, not through its manager: to the manager it died."""
@@ -225,6 +227,11 @@ class UnitSteps(WalkBase):
         for kill, v in out:
             if v.mechanism in ("tmux", "screen") and v.reached and kill.victims:
                 self.pane_victims(ev, kill, v)
+            if v.mechanism == "kill" and v.unresolved and v.reached and (
+                    found := self.pid_query_victims(v, {vic.instance for vic in kill.victims})):
+                kill.victims += found
+                kill.notes = [n for n in kill.notes if not any(f"`{q}`" in n for q in _PID_QUERY.findall(kill.text))]
+                kill.detail = f"{kill.text} hits {len(kill.victims)} process(es)"
             mc = manager_command(v.command.effective_argv) if v.command.name in _PROGRAMS else None
             if mc is None or v.mechanism not in _UNIT_KILLS or not v.reached:
                 continue
@@ -236,6 +243,26 @@ class UnitSteps(WalkBase):
                 kill.detail = f"{kill.text} hits {len(kill.victims)} process(es)"
             if mc.action == "restart" or mc.force_restart:
                 self.unit_restarts.add(id(kill))
+        return out
+
+    def pid_query_victims(self, v: killsem.KillVerdict, hit: set[str | None]) -> list[Victim]:
+        """``kill $(pm2 pid api)``, ``kill `supervisorctl pid worker` ``: the PID the manager prints
+        for a unit is that unit's process, so the kill hits exactly the unit it names (when it runs)."""
+        host = v.command.host or "local"
+        out = []
+        for word in v.unresolved:
+            m = _PID_QUERY.fullmatch(word.strip('"'))
+            mc = manager_command(m.group(1).split()) if m else None
+            if mc is None or mc.verb != "pid" or len(mc.names) != 1:
+                continue
+            key = f"{host}/{mc.manager}:{mc.names[0]}"
+            lives = self.live.get(key, [])
+            if key in hit or not (lives or key in self.listed):
+                continue
+            launch = self.w.facts[lives[-1]] if lives else None
+            out.append(Victim(label=self.w.instances[key].name, role="server", instance=key,
+                              launch_event=launch.event if isinstance(launch, Launch) else None,
+                              reason=f"{word} is the PID {m.group(1).split()[0]} shows for {mc.names[0]}"))
         return out
 
     def pane_victims(self, ev: ToolEvent, kill: Kill, v: killsem.KillVerdict) -> None:

@@ -252,7 +252,8 @@ class UnitSteps(WalkBase):
         out = []
         for word in v.unresolved:
             m = _PID_QUERY.fullmatch(word.strip('"'))
-            mc = manager_command(m.group(1).split()) if m else None
+            query = m.group(1).split() if m else []
+            mc = manager_command(query)
             if mc is None or mc.verb != "pid" or len(mc.names) != 1:
                 continue
             key = f"{host}/{mc.manager}:{mc.names[0]}"
@@ -262,7 +263,7 @@ class UnitSteps(WalkBase):
             launch = self.w.facts[lives[-1]] if lives else None
             out.append(Victim(label=self.w.instances[key].name, role="server", instance=key,
                               launch_event=launch.event if isinstance(launch, Launch) else None,
-                              reason=f"{word} is the PID {m.group(1).split()[0]} shows for {mc.names[0]}"))
+                              reason=f"{word} is the PID {query[0]} shows for {mc.names[0]}"))
         return out
 
     def pane_victims(self, ev: ToolEvent, kill: Kill, v: killsem.KillVerdict) -> None:

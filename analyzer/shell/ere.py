@@ -4,7 +4,7 @@ pgrep compiles its pattern with ``regcomp(REG_EXTENDED | REG_NOSUB [| REG_ICASE]
 (unanchored) with ``regexec`` in the user's UTF-8 locale (shell-semantics §5, §9). Python's ``re``
 reads the same text differently (``\\d`` is a plain ``d`` in ERE, ``[[:digit:]]`` is a class,
 ``(?i)`` is an error…), so where the C library is glibc we call it through ctypes, under a
-thread-local ``C.UTF-8`` locale. Elsewhere (macOS, musl) we translate the ERE to Python ``re``
+thread-local ``C.UTF-8`` locale (:mod:`._glibc_regex`, imported on the first pattern). Elsewhere (macOS, musl) we translate the ERE to Python ``re``
 (appendix D, extended to stacked intervals, unclosed brackets and the other corners a random
 differential test against glibc found).
 
@@ -22,14 +22,8 @@ alarm can stop. So before any native call ``pattern_bound`` reads the pattern:
 
 from __future__ import annotations
 
-import atexit
-import ctypes
-import ctypes.util
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
@@ -47,7 +41,6 @@ __all__ = [
 ]
 
 _REG_EXTENDED, _REG_ICASE, _REG_NOSUB = 1, 2, 8  # glibc <regex.h> (the BSD values differ)
-_LC_ALL_MASK = 8127  # glibc: (1 << 13) - 1 without LC_ALL's own bit 6
 _CACHE_SIZE = 512
 _RE_DUP_MAX = 0x7FFF  # glibc's limit for {m,n}
 MAX_EXPANDED = 100_000
@@ -57,97 +50,19 @@ INLINE_WORK = 20_000_000
 MATCH_TIMEOUT_S = 1.0
 
 
-class _RegexT(ctypes.Structure):
-    # opaque to us; 64 bytes on x86-64 glibc, so 256 is ample and 8-byte aligned
-    _fields_ = [("opaque", ctypes.c_uint64 * 32)]
-
-
-class _RegMatch(ctypes.Structure):
-    _fields_ = [("rm_so", ctypes.c_int), ("rm_eo", ctypes.c_int)]  # glibc regoff_t is int
-
-
-@dataclass(slots=True)
-class _Glibc:
-    lib: ctypes.CDLL
-    locale: int | None
-    """A ``newlocale`` handle for C.UTF-8 (None: the C library lacks it; the process locale is used)."""
-
-
-def _load_glibc() -> _Glibc | None:
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return None
-    try:
-        lib = ctypes.CDLL(name)
-    except OSError:
-        return None
-    # only glibc: BSD/macOS libcs use other flag values and another engine (TRE)
-    if not all(hasattr(lib, f) for f in ("gnu_get_libc_version", "regcomp", "regexec", "regfree")):
-        return None
-    lib.regcomp.argtypes = [ctypes.POINTER(_RegexT), ctypes.c_char_p, ctypes.c_int]
-    lib.regcomp.restype = ctypes.c_int
-    lib.regexec.argtypes = [
-        ctypes.POINTER(_RegexT), ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(_RegMatch), ctypes.c_int,
-    ]
-    lib.regexec.restype = ctypes.c_int
-    lib.regfree.argtypes = [ctypes.POINTER(_RegexT)]
-    lib.regfree.restype = None
-    handle: int | None = None
-    if hasattr(lib, "newlocale") and hasattr(lib, "uselocale"):
-        lib.newlocale.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p]
-        lib.newlocale.restype = ctypes.c_void_p
-        lib.uselocale.argtypes = [ctypes.c_void_p]
-        lib.uselocale.restype = ctypes.c_void_p
-        # pgrep runs setlocale(LC_ALL, ""), which is a UTF-8 locale on every modern system
-        for loc in (b"C.UTF-8", b"C.utf8", b"en_US.UTF-8"):
-            got = lib.newlocale(_LC_ALL_MASK, loc, None)
-            if got:
-                handle = int(got)
-                break
-    return _Glibc(lib, handle)
-
-
 @cache
-def _glibc() -> _Glibc | None:
-    """glibc, loaded on first use: ``find_library`` runs ``ldconfig`` (~30 ms of wall time), which
-    a command that evaluates no pattern should not wait for."""
-    return _load_glibc()
+def _glibc() -> Callable[[str, str, int], Span] | None:
+    """glibc's search (``_glibc_regex.search``), loaded on first use: ctypes and ``find_library``
+    cost ~6 ms of CPU to import and ``ldconfig`` ~30 ms of wall time, which a command that
+    evaluates no pattern should not pay; None where the C library is not glibc."""
+    from analyzer.shell import _glibc_regex
+
+    return _glibc_regex.search if _glibc_regex.load() is not None else None
 
 
 def glibc_available() -> bool:
     """True when patterns are evaluated by glibc itself rather than by the translator."""
     return _glibc() is not None
-
-
-class _Compiled:
-    """One regcomp'd pattern; freed on eviction from the cache and at exit."""
-
-    __slots__ = ("regex", "valid")
-
-    def __init__(self, regex: _RegexT, valid: bool) -> None:
-        self.regex = regex
-        self.valid = valid
-
-    def free(self) -> None:
-        if self.valid and (glibc := _glibc()) is not None:
-            glibc.lib.regfree(ctypes.byref(self.regex))
-            self.valid = False
-
-
-# regexec on one regex_t is internally locked by glibc, but compile, eviction and the
-# thread-local locale switch are ours: one lock keeps it simple and is never contended much
-_LOCK = threading.Lock()
-_CACHE: OrderedDict[tuple[bytes, int], _Compiled] = OrderedDict()
-
-
-def _free_all() -> None:
-    with _LOCK:
-        for entry in _CACHE.values():
-            entry.free()
-        _CACHE.clear()
-
-
-atexit.register(_free_all)
 
 
 def _to_c(text: str) -> bytes:
@@ -263,42 +178,6 @@ def _bounded(search: Callable[[str, str, int], Span], pattern: str, subject: str
 
 
 _ISOLATED: dict[tuple[str, str, int], Span] = {}
-
-
-def _glibc_search(pattern: str, subject: str, flags: int) -> tuple[int, int] | Literal[False] | None:
-    """(start, end) in characters of the leftmost match, False for no match, None if invalid."""
-    glibc = _glibc()
-    assert glibc is not None
-    lib = glibc.lib
-    key = (_to_c(pattern), flags)
-    subj = _to_c(subject)
-    with _LOCK:
-        old = lib.uselocale(glibc.locale) if glibc.locale is not None else None
-        try:
-            entry = _CACHE.get(key)
-            if entry is None:
-                regex = _RegexT()
-                rc = lib.regcomp(ctypes.byref(regex), key[0], flags)
-                entry = _Compiled(regex, rc == 0)
-                _CACHE[key] = entry
-                if len(_CACHE) > _CACHE_SIZE:
-                    _, evicted = _CACHE.popitem(last=False)
-                    evicted.free()
-            else:
-                _CACHE.move_to_end(key)
-            if not entry.valid:
-                return None
-            match = _RegMatch()
-            rc = lib.regexec(ctypes.byref(entry.regex), subj, 1, ctypes.byref(match), 0)
-        finally:
-            if old is not None:
-                lib.uselocale(old)
-    if rc != 0:
-        return False
-    # byte offsets -> character offsets (REG_NOSUB is not set, so offsets are filled)
-    start = len(subj[: match.rm_so].decode("utf-8", "replace"))
-    end = start + len(subj[match.rm_so : match.rm_eo].decode("utf-8", "replace"))
-    return (start, end)
 
 
 # ---------------------------------------------------------------- the translator (appendix D)
@@ -650,8 +529,9 @@ def ere_span(
     ``exact`` wraps the pattern as pgrep ``-x`` does (``^(P)$``); ``basic`` reads it as a BRE (grep
     without ``-E``)."""
     flags = _REG_ICASE if icase else 0
-    if basic and _glibc() is not None:
-        return _bounded(_glibc_search, f"^\\({pattern}\\)$" if exact else pattern, subject, flags, True)
+    glibc = _glibc()
+    if basic and glibc is not None:
+        return _bounded(glibc, f"^\\({pattern}\\)$" if exact else pattern, subject, flags, True)
     if basic:
         try:
             pattern = bre_to_ere(pattern)
@@ -659,8 +539,8 @@ def ere_span(
             return None
     if exact:
         pattern = f"^({pattern})$"
-    if _glibc() is not None:
-        return _bounded(_glibc_search, pattern, subject, _REG_EXTENDED | flags, False)
+    if glibc is not None:
+        return _bounded(glibc, pattern, subject, _REG_EXTENDED | flags, False)
     return translated_search(pattern, subject, icase=icase)
 
 

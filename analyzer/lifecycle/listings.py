@@ -74,8 +74,8 @@ def _pm2(output: str) -> list[UnitRow]:
             continue
         pid = row.get("pid", "")
         ident = row.get("id", "")
-        rows.append(UnitRow(name=name, status=status, pid=int(pid) if pid.isdigit() and pid != "0" else None,
-                            ident=int(ident) if ident.isdigit() else None, line=line.strip()))
+        rows.append(UnitRow(name=name, status=status, pid=int(pid) if pid.isdecimal() and pid != "0" else None,
+                            ident=int(ident) if ident.isdecimal() else None, line=line.strip()))
     return rows
 
 

@@ -46,7 +46,7 @@ class _Session:
         """The window ``ref`` names (an index, a name, a unique name prefix), or the current one."""
         if not ref:
             ref = str(self.current)
-        by_index = [w for w in self.windows if ref.isdigit() and w.index == int(ref)]
+        by_index = [w for w in self.windows if ref.isdecimal() and w.index == int(ref)]
         by_name = [w for w in self.windows if w.name == ref] or [
             w for w in self.windows if w.name and w.name.startswith(ref)]
         found = by_index or by_name
@@ -96,7 +96,7 @@ class TmuxLayout:
             session = self._session(host, sess, create=True)
             if session is None:
                 return None  # no target: the current session, which is not known
-            window = session.add_window(opts.get("-n"), int(win) if win and win.isdigit() else None)
+            window = session.add_window(opts.get("-n"), int(win) if win and win.isdecimal() else None)
             if "-d" not in opts:
                 session.current = window.index
             return f"{session.name}:{window.index}.0"
@@ -142,11 +142,11 @@ class TmuxLayout:
         assert session is not None
         window = session.window(win)
         if window is None:
-            if win and not win.isdigit() and session.windows:
+            if win and not win.isdecimal() and session.windows:
                 return None  # a window name no command of the log gave: which one is not known
-            window = session.add_window(None if win and win.isdigit() else win,
-                                        int(win) if win and win.isdigit() else None)
-        index = int(pane) if pane and pane.isdigit() else window.active
+            window = session.add_window(None if win and win.isdecimal() else win,
+                                        int(win) if win and win.isdecimal() else None)
+        index = int(pane) if pane and pane.isdecimal() else window.active
         if index not in window.panes:
             return None
         return f"{session.name}:{window.index}.{index}"

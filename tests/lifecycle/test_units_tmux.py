@@ -131,3 +131,18 @@ def test_screen_quit_hangs_up_the_session_but_not_a_nohup_server_in_it(tmp_path:
     assert [v.instance for v in docs.victims] == ["local:8080"]
     assert api.victims == [] and any("nohup" in n for n in api.notes)
     assert w.state_after("local:8000", 3) == "starting"
+
+
+def test_odd_targets_and_numbers_are_read_without_failing(tmp_path: Path) -> None:
+    w = world(tmp_path, """\
+  - bash: tmux new -d -s api 'uvicorn app:api --port 8000'
+  - bash: "tmux send-keys -t api:\\u00b2.\\u00b3 C-c; tmux new-window -t 'api:\\u00b9' -n; tmux send-keys -t : C-c"
+  - bash: pm2 start server.js --name web
+  - bash: pm2 pid web
+    output: "\\u00b2"
+  - bash: pm2 list
+    output: "│ id │ name │ pid │ status │\\n│ \\u00b9 │ web │ \\u00b2 │ online │"
+""")
+    # a window the layout does not know: which pane is not known, so the session's server may be hit
+    assert [v.instance for k in w.kills() for v in k.victims] == ["local:8000"]
+    assert w.launches("local/pm2:web")[0].pid is None and w.instances["local/pm2:web"].pids == []

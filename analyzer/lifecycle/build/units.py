@@ -184,7 +184,7 @@ class UnitSteps(WalkBase):
                 return match.kind.name, match.port, match.port_source == "default"
             found = found or command_port(sub)
         port = cmd.env.get("PORT", "")
-        if found is None and port.isdigit() and 0 < int(port) < 65536:
+        if found is None and port.isdecimal() and 0 < int(port) < 65536:
             found = (int(port), "env")
         return None, found[0] if found else None, False
 
@@ -492,7 +492,7 @@ class UnitSteps(WalkBase):
         the unit's running launch, so a later ``kill PID`` hits exactly it."""
         key = f"{where}/{mc.manager}:{mc.names[0]}" if len(mc.names) == 1 else ""
         words = output.split()
-        if key not in self.w.instances or len(words) != 1 or not words[0].isdigit() or words[0] == "0":
+        if key not in self.w.instances or len(words) != 1 or not words[0].isdecimal() or words[0] == "0":
             return
         pid = int(words[0])
         if pid not in self.w.instances[key].pids:

@@ -185,7 +185,7 @@ def _selects(manager: str, wanted: str, name: str, ident: int | None) -> bool:
     """A unit named ``name`` (pm2 id ``ident``) is what ``wanted`` names: the name, a pm2 id or
     ``/regex/``, a supervisor ``group:*`` glob."""
     if manager == "pm2":
-        if wanted.isdigit():
+        if wanted.isdecimal():
             return ident is not None and int(wanted) == ident
         if len(wanted) > 2 and wanted.startswith("/") and wanted.endswith("/"):
             try:

@@ -17,8 +17,11 @@ _TMUX_VERBS = frozenset({"kill-session", "kill-server", "kill-window", "kill-pan
 
 
 def _tmux_target(target: str, sessions: list[str]) -> list[str]:
-    """tmux's session lookup: ``=name`` exact; else exact, else unique prefix, else fnmatch."""
+    """tmux's session lookup: ``=name`` exact; else exact, else unique prefix, else fnmatch. A target
+    with no session part (``:1``) names the current session: none known here."""
     target = target.split(":", 1)[0]
+    if not target.lstrip("="):
+        return []
     if target.startswith("="):
         return [s for s in sessions if s == target[1:]]
     if target in sessions:

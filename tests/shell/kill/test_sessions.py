@@ -13,3 +13,13 @@ def test_tmux_kill_session_and_server() -> None:
     assert v.mechanism == "tmux" and labels(v) == ["in server"] and v.signal_name == "HUP"
     (s,) = run("tmux kill-server", [a, b])
     assert labels(s) == ["in server", "in vllm"]
+
+
+def test_a_target_without_a_session_names_the_current_one_which_is_unknown() -> None:
+    a = Process(argv=("uvicorn", "app:api"), tmux_session="api", label="in api")
+    (v,) = run("tmux send-keys -t :1 C-c", [a])
+    assert labels(v) == []
+    (w,) = run("tmux kill-window -t :", [a])
+    assert labels(w) == []
+    (named,) = run("tmux send-keys -t api:1 C-c", [a])
+    assert labels(named) == ["in api"]

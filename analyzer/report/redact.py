@@ -120,13 +120,26 @@ _GATES: dict[str, _Gate] = {
 }
 
 
-def _literal_index() -> list[tuple[str, bool, tuple[str, ...]]]:
-    """Each gate literal once: (literal, looked for in the lower-cased text, the kinds it opens)."""
+_RARE_FIRST = "JKzGHjBqNICAx=SEw5vkyb/f_1g.h-mpu:dclirsoa\"nte"
+"""Characters from the rarest to the commonest in real sessions (counted over the corpus): each
+gate literal is looked for only when its rarest character is in the text."""
+
+
+def _literal_index() -> list[tuple[str, bool, tuple[tuple[str, tuple[str, ...]], ...]]]:
+    """Each gate literal once, grouped under its rarest character: (that character, looked for in
+    the lower-cased text, its literals with the kinds each opens). A literal is in a text only if
+    each of its characters is, and a one-character search (``memchr`` in ASCII text) is ~10x faster
+    than a search for a literal of two or more: most texts of a report lack ``J``, ``K``, ``z`` or ``G``,
+    and their literals are then never searched for (half the gates' time on a 50 MB session)."""
     kinds: dict[tuple[str, bool], list[str]] = {}
     for kind, gate in _GATES.items():
         for lit in gate.any_of:
             kinds.setdefault((lit, gate.lower), []).append(kind)
-    return [(lit, lower, tuple(names)) for (lit, lower), names in kinds.items()]
+    groups: dict[tuple[str, bool], list[tuple[str, tuple[str, ...]]]] = {}
+    for (lit, lower), names in kinds.items():
+        rarest = min(lit, key=lambda c: (_RARE_FIRST + c).index(c))  # one not ranked: as common as any
+        groups.setdefault((rarest, lower), []).append((lit, tuple(names)))
+    return [(c, lower, tuple(members)) for (c, lower), members in groups.items()]
 
 
 _LITERALS = _literal_index()
@@ -148,14 +161,18 @@ def _folded(text: str) -> str:
 
 def _candidates(text: str) -> set[str]:
     """The kinds whose gate literals ``text`` holds: one loop over each distinct literal, not a
-    generator per kind (most texts hold none, and the loop was most of the redaction's time). A
-    case-blind kind's literals are looked for in the lower-cased text, non-ASCII text folded first
-    (``_FOLD_TO_ASCII``): ``str.lower`` alone leaves ſ and ı, which the patterns match as s and i."""
+    generator per kind (most texts hold none, and the loop was most of the redaction's time), each
+    literal behind its rarest character (``_literal_index``). A case-blind kind's literals are
+    looked for in the lower-cased text, non-ASCII text folded first (``_FOLD_TO_ASCII``):
+    ``str.lower`` alone leaves ſ and ı, which the patterns match as s and i."""
     lowered = text.lower() if text.isascii() else _folded(text).lower()
     found: set[str] = set()
-    for lit, lower, kinds in _LITERALS:
-        if lit in (lowered if lower else text):
-            found.update(kinds)
+    for rarest, lower, members in _LITERALS:
+        hay = lowered if lower else text
+        if rarest in hay:
+            for lit, kinds in members:
+                if lit in hay:
+                    found.update(kinds)
     return found
 
 

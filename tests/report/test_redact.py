@@ -88,6 +88,14 @@ def test_every_kind_has_a_gate() -> None:
     assert all(isinstance(p, re.Pattern) for _, p, _ in redact._RULES)
 
 
+def test_each_gate_literal_is_searched_for_behind_a_character_it_holds() -> None:
+    # a literal grouped under a character it lacks would never be searched for: its kind's secrets
+    # would show in every text without that character
+    grouped = sorted((lit, lower) for rarest, lower, members in redact._LITERALS for lit, _ in members
+                     if rarest in lit)
+    assert grouped == sorted({(lit, gate.lower) for gate in redact._GATES.values() for lit in gate.any_of})
+
+
 def test_ordinary_commands_are_untouched() -> None:
     r = Redactor()
     for text in ["pkill -9 -f \"launch_server.*3000[01]\"", "curl -sf localhost:30000/health",

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import click
 
+from analyzer._memory import paused_gc
 from analyzer.cli._common import echo_diagnostics, fail, load_or_fail, open_in_browser
 from analyzer.config import ConfigError, load_config
 from analyzer.events import Session
@@ -53,9 +55,11 @@ def command(path: str, output: str | None, templates: str | None, no_redact: boo
         analyzer = Analyzer(load_config(), extra_rules_dirs=list(rules_dir))
     except ConfigError as exc:
         fail(str(exc))
-    session = load_or_fail(path)
-    echo_diagnostics(session)
-    analysis = analyzer.analyze_session(session)
+    with paused_gc():  # the session and its world live to the end: no collection, then none rescans them
+        session = load_or_fail(path)
+        echo_diagnostics(session)
+        analysis = analyzer.analyze_session(session)
+        gc.freeze()
     for problem in analysis.problems:
         click.echo(f"analyzer: warning: {problem}", err=True)
     guard = _guard(guard_log, session) if guard_log else None

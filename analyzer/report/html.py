@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from analyzer import __version__
+from analyzer._memory import paused_gc
 from analyzer.lifecycle.facts import ModelDisagreement
 from analyzer.lifecycle.world import World
 from analyzer.pipeline import Analysis
@@ -280,8 +281,11 @@ def iter_html(analysis: Analysis, *, redact: bool = True, templates: Path | None
 def render_html(analysis: Analysis, *, redact: bool = True, templates: Path | None = None,
                 rules: Mapping[str, LoadedRule] | None = None, guard: GuardLog | None = None,
                 index: str | None = None) -> str:
-    """The postmortem of ``analysis`` as one HTML document (``iter_html``, joined)."""
-    return "".join(iter_html(analysis, redact=redact, templates=templates, rules=rules, guard=guard, index=index))
+    """The postmortem of ``analysis`` as one HTML document (``iter_html``, joined; the collector
+    paused as in ``write_html``)."""
+    with paused_gc():
+        return "".join(iter_html(analysis, redact=redact, templates=templates, rules=rules, guard=guard,
+                                 index=index))
 
 
 def write_html(analysis: Analysis, path: Path, *, redact: bool = True, templates: Path | None = None,
@@ -291,8 +295,17 @@ def write_html(analysis: Analysis, path: Path, *, redact: bool = True, templates
     500 MB session the page is ~90 MB, and its pieces took ~350 MB more). ``atomic``: through a
     temporary file beside ``path``, so an error half-way (a template, a full disk) leaves no
     half-written report and a symlink planted at ``path`` is replaced, not written through; else
-    straight into ``path`` (a pipe, ``/dev/stdout``, a link the user chose)."""
-    pieces = iter_html(analysis, redact=redact, templates=templates, rules=rules, guard=guard, index=index)
+    straight into ``path`` (a pipe, ``/dev/stdout``, a link the user chose).
+
+    The cycle collector is paused meanwhile: the rows and pieces make no cycles and are freed as
+    they go, and the collections they set off each scanned the session and its world again (on a
+    50 MB session 0.1-0.15 s, one of them a full collection)."""
+    with paused_gc():  # the view model is dropped before the collector runs again
+        _write(iter_html(analysis, redact=redact, templates=templates, rules=rules, guard=guard, index=index),
+               path, atomic)
+
+
+def _write(pieces: Iterator[str], path: Path, atomic: bool) -> None:
     if not atomic:
         with open(path, "w", encoding="utf-8", buffering=1 << 20) as out:
             for piece in pieces:

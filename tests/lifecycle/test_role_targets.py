@@ -98,3 +98,20 @@ def test_a_joined_role_that_names_nothing_leaves_the_whole_target_unresolved(tmp
                "bash: 'nohup npm run dev -- --port 3000 > /tmp/web.log 2>&1 &'",
                "user: restart the api and the worker")
     assert _targets(w) == [[]]
+
+
+def test_a_hyphenated_name_is_matched_whole(tmp_path: Path) -> None:
+    w = _world(tmp_path, "bash: docker run -d --name api-gateway -p 8080:8080 myorg/gw:1",
+               "bash: docker run -d --name api -p 8000:8000 myorg/api:1",
+               "user: restart the api-gateway container")
+    [targets] = _targets(w)
+    assert [w.instances[t].port for t in targets] == [8080]
+
+
+def test_a_whole_name_wins_over_a_part_of_another(tmp_path: Path) -> None:
+    """The container called api is "the api", though api-gateway's name also holds the word."""
+    w = _world(tmp_path, "bash: docker run -d --name api-gateway -p 8080:8080 myorg/gw:1",
+               "bash: docker run -d --name api -p 8000:8000 myorg/api:1",
+               "user: restart the api container")
+    [targets] = _targets(w)
+    assert [w.instances[t].port for t in targets] == [8000]

@@ -113,11 +113,12 @@ class MessageSteps(WalkBase):
 
     def role_named(self, text: str) -> list[str] | None:
         """The live servers role words name ("the api container", "the backend and the db"): per
-        name, the one whose container, unit, session, module or path in its command, or log file
-        is called so, else, for backend/frontend/db, the one of that family. None when the words
-        hold no role word, or one that nothing matches (the caller falls back as before); [] when a
-        name fits two servers or a part of the words names none (precision over recall: what is not
-        resolved whole names nothing)."""
+        name, the one whose container, unit or session is called so, else the one with the word
+        among its names' parts, its command's modules and paths, or its log file, else, for
+        backend/frontend/db, the one of that family. None when the words hold no role word, or one
+        that nothing matches (the caller falls back as before); [] when a name fits two servers or
+        a part of the words names none (precision over recall: what is not resolved whole names
+        nothing)."""
         parts = [self.roles_of(part) for part in _CONJUNCTIONS.split(text.lower())]
         if not any(parts):
             return None
@@ -126,9 +127,13 @@ class MessageSteps(WalkBase):
         names = {key: self.name_parts(key) for key in live}
         found: list[str] = []
         for roles in parts:
-            one = [key for key in live if roles and all(r in names[key] for r in roles)] or [
-                key for key in live if roles and self.w.instances[key].owner == "agent"
-                and all(r in names[key] or self.of_family(r, key, names[key]) for r in roles)]
+            one: list[str] = []
+            for tier in range(3 if roles else 0):  # whole names, then their parts, then the family
+                one = [key for key in live if all(
+                    r in names[key][min(tier, 1)] or (tier == 2 and self.w.instances[key].owner == "agent"
+                                                      and self.of_family(r, key, names[key][1])) for r in roles)]
+                if one:
+                    break
             if not one and len(parts) == 1:
                 return None
             if len(one) != 1:
@@ -142,12 +147,14 @@ class MessageSteps(WalkBase):
         kept = [w for w in re.findall(r"[a-z0-9][\w.-]*", words) if w not in _ROLE_SKIP and w not in _NOT_ROLES]
         return [w for w in kept if w not in _ROLE_HEADS] if len(kept) > 1 else kept
 
-    def name_parts(self, key: str) -> set[str]:
+    def name_parts(self, key: str) -> tuple[set[str], set[str]]:
         """The words an instance is called by: its container, unit and session names, the module
         and path components of its live launches' commands (``api.main:app``, ``backend/server.js``,
-        ``--prefix frontend``) and their log files' stems, split at ``-./:@`` and lowercased."""
+        ``--prefix frontend``) and their log files' stems, split at ``-./:@`` and lowercased; and
+        first its names whole (the container ``api``, not ``api-gateway``, is "the api")."""
         inst = self.w.instances[key]
         names = [inst.container, inst.unit, inst.session.partition(":")[2] if inst.session else None]
+        whole = {name.lower() for name in names if name}
         for fi in self.live.get(key, []):
             launch = self.w.facts[fi]
             if not isinstance(launch, Launch):
@@ -161,8 +168,8 @@ class MessageSteps(WalkBase):
                     names.append(arg)
                 elif not arg.startswith("-") and any(c in arg for c in "/.:"):
                     names.append(arg.split(":")[0] if not arg.startswith(("/", ".")) else arg)
-        return {part for name in names if name for part in _NAME_SPLIT.split(name.lower())
-                if part and not part.isdigit()}
+        return whole, whole | {part for name in names if name for part in _NAME_SPLIT.split(name.lower())
+                               if part and not part.isdigit()}
 
     def of_family(self, role: str, key: str, names: set[str]) -> bool:
         """Whether the instance is of the family a generic role names: a backend framework for

@@ -60,6 +60,8 @@ class KillAfterReady(Rule):
                 inst = victim.instance
                 if inst is None or inst in seen or world.state_before(inst, kill.event) != "ready":
                     continue
+                if kill.stack is not None and world.instances[inst].stack == kill.stack:
+                    continue  # a service of the agent's own stack taken down whole (see above)
                 handed = self.handed_over(world, inst, kill.event)
                 using = self.in_use(world, inst, kill.event) if handed is None else None
                 since = handed.event if handed is not None else using.event if using is not None else None

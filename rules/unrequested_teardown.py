@@ -64,7 +64,8 @@ class UnrequestedTeardown(Rule):
             named = {t for i in instructions for t in i.targets}
             for v in kill.victims:
                 inst = v.instance
-                if inst is None or inst in named or world.state_before(inst, kill.event) not in ("ready", "starting"):
+                if inst is None or _named(world, inst, named) \
+                        or world.state_before(inst, kill.event) not in ("ready", "starting"):
                     continue
                 if inst not in by_event.setdefault(kill.event, []):
                     by_event[kill.event].append(inst)
@@ -127,6 +128,16 @@ class UnrequestedTeardown(Rule):
                 message=f"stops {_and(names)}, which ran before this session; no instruction put it in scope",
                 details={"unrequested": names, "asked": []},
             )
+
+
+def _named(world: World, inst: str, named: set[str]) -> bool:
+    """Whether the user's targets cover ``inst``: it, or the compose stack it is a service of when
+    no service of that stack is named (the user asked about the stack as a whole: taking it down
+    to redeploy it is what was asked)."""
+    if inst in named:
+        return True
+    stack = world.instances[inst].stack
+    return stack is not None and stack in named and not any(world.instances[t].stack == stack for t in named)
 
 
 def _in_hand(world: World, inst: str, before: int) -> bool:

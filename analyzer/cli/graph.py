@@ -60,6 +60,8 @@ def _identity(world: World, inst: Instance) -> list[str]:
         lines.append(f"unit: {inst.unit}" + (f" ({manager})" if manager else ""))
     if inst.session:
         lines.append(f"session: {inst.session}")
+    if inst.stack:
+        lines.append(f"stack: {inst.stack}")
     if inst.members:
         lines.append(f"members: {', '.join(inst.members)}")
     elif inst.container and not inst.container.startswith("compose"):

@@ -19,9 +19,11 @@ session did not start.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["ContainerLedger", "ContainerRow", "container_rows", "made_containers", "stopped_containers"]
+__all__ = ["ContainerLedger", "ContainerRow", "PsFormat", "container_rows", "made_containers", "progress_lines", "ps_format",
+           "stopped_containers"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,27 +64,34 @@ _BARE_COMPOSE_PS = re.compile(r'^(?P<name>[A-Za-z0-9][\w.-]*)\s+(?P<image>\S+)\s
                               r'(?:\s{2,}|$)')
 
 
-def container_rows(output: str) -> list[ContainerRow]:
+def container_rows(output: str, formats: Sequence[PsFormat] = ()) -> list[ContainerRow]:
     """The rows of every ``docker ps`` / ``docker compose ps`` table in ``output`` (a call may
     print several, between other output). Columns are cut where the header puts them: cells
     hold spaces (``Up 2 minutes (healthy)``), and an empty PORTS cell is blank. With no header
-    (``docker ps | grep db``) a line is a row only when its quoted command and "… ago" show it."""
+    (``docker ps | grep db``) a line is a row only when its quoted command and "… ago" show it.
+    ``formats``: the ``--format`` templates of the call's listings (``ps_format``), whose own
+    headers (``table …``) or bare rows are read too."""
     rows: list[ContainerRow] = []
     lines = output.splitlines()
+    custom = [f for f in formats if f.fields]
     i = 0
     while i < len(lines):
         header = lines[i]
-        cols = _columns(header)
+        cols = _columns(header) or next((c for f in custom if f.table and (c := f.header_columns(header))), None)
         i += 1
         if cols is None:
+            if (bare := next((r for f in custom if not f.table and (r := f.bare_row(header))), None)) is not None:
+                rows.append(bare)
+                continue
             m = _BARE_DOCKER_PS.match(header) or _BARE_COMPOSE_PS.match(header)
             if m:
                 g = m.groupdict()
                 rows.append(ContainerRow(name=g["name"], image=g["image"], id=g.get("id"), service=g.get("service"),
                                          created=g["created"], status=g["status"].strip()))
             continue
+        running = next((f.running for f in custom if f.table and f.header_columns(header)), False)
         while i < len(lines) and lines[i].strip() and _columns(lines[i]) is None:
-            row = _row(lines[i], cols)
+            row = _row(lines[i], cols, running)
             if row is None:
                 break
             rows.append(row)
@@ -100,7 +109,9 @@ def _columns(header: str) -> dict[str, int] | None:
     return {k: v for k, v in cols.items() if v >= 0}
 
 
-def _row(line: str, cols: dict[str, int]) -> ContainerRow | None:
+def _row(line: str, cols: dict[str, int], running: bool = False) -> ContainerRow | None:
+    """One row cut by its header's columns. ``running``: a custom table of ``docker ps`` without
+    ``-a`` and without a STATUS column, whose rows are running containers all the same."""
     # a cell runs from its column's start to the next column's (the last to the line's end)
     order = sorted(cols, key=cols.__getitem__)
     ends = dict(zip(order, [cols[n] for n in order[1:]] + [len(line)], strict=True))
@@ -108,12 +119,104 @@ def _row(line: str, cols: dict[str, int]) -> ContainerRow | None:
     def cell(name: str) -> str:
         return line[cols[name]:ends[name]].strip() if name in cols else ""
 
-    name = cell("NAMES") if "NAMES" in cols else cell("NAME")
-    image = cell("IMAGE")
-    if not _NAME.match(name) or not _IMAGE.match(image):
+    return _made_row({k: cell(k) for k in cols}, running)
+
+
+def _made_row(cells: dict[str, str], running: bool) -> ContainerRow | None:
+    name = cells.get("NAMES") or cells.get("NAME") or ""
+    image = cells.get("IMAGE", "")
+    if not _NAME.match(name) or ("IMAGE" in cells and not _IMAGE.match(image)):
         return None  # a wrapped or cut line, or not a table row at all
-    return ContainerRow(name=name, image=image, id=cell("CONTAINER ID") or None, service=cell("SERVICE") or None,
-                        created=cell("CREATED"), status=cell("STATUS"), ports=cell("PORTS"))
+    status = cells.get("STATUS") or cells.get("STATE", "")
+    if not status and running:
+        status = "Up"
+    elif status in ("running", "exited", "created", "restarting", "paused", "dead"):
+        status = {"running": "Up"}.get(status, status.capitalize())  # {{.State}}: the status's first word
+    return ContainerRow(name=name, image=image, id=cells.get("CONTAINER ID") or None,
+                        service=cells.get("SERVICE") or None, created=cells.get("CREATED", ""), status=status,
+                        ports=cells.get("PORTS", ""))
+
+
+# the header docker prints for each ``--format`` placeholder (docker/cli's container formatter;
+# compose ps adds Name and Service)
+_HEADERS = {"ID": "CONTAINER ID", "Image": "IMAGE", "Command": "COMMAND", "CreatedAt": "CREATED AT",
+            "RunningFor": "CREATED", "Ports": "PORTS", "State": "STATE", "Status": "STATUS", "Size": "SIZE",
+            "Names": "NAMES", "Name": "NAME", "Service": "SERVICE", "Labels": "LABELS", "Mounts": "MOUNTS",
+            "Networks": "NETWORKS"}
+_PLACEHOLDER = re.compile(r"\{\{\s*\.(\w+)\s*\}\}")
+# a cell's text in a bare row: names, ids and images are one word; the others may hold spaces
+_ONE_WORD = frozenset({"ID", "Image", "Names", "Name", "Service"})
+
+
+@dataclass(frozen=True, slots=True)
+class PsFormat:
+    """A ``docker ps`` / ``compose ps`` ``--format`` template: ``table`` and its placeholders."""
+
+    template: str
+    table: bool
+    """``table …``: a header row of the columns' names, then rows aligned under it."""
+    fields: tuple[str, ...]
+    """The placeholders in order (``Names``, ``Status``…); empty for ``json`` and other templates."""
+    running: bool
+    """Listed by ``docker ps`` without ``-a``: every row is a running container."""
+
+    def header_columns(self, line: str) -> dict[str, int] | None:
+        """Where each column starts when ``line`` is this table's header, else None."""
+        names = [_HEADERS.get(f, f.upper()) for f in self.fields]
+        if not re.fullmatch(r"\s*" + r"\s+".join(map(re.escape, names)) + r"\s*", line):
+            return None
+        cols: dict[str, int] = {}
+        at = 0
+        for n in names:
+            at = line.index(n, at)
+            cols[n] = at
+            at += len(n)
+        return cols if any(n in cols for n in ("NAMES", "NAME")) else None
+
+    def bare_row(self, line: str) -> ContainerRow | None:
+        """``line`` as one row of this template without a header (``{{.Names}} {{.Status}}``)."""
+        if not any(f in ("Names", "Name") for f in self.fields):
+            return None
+        m = _bare_pattern(self.template).fullmatch(line.strip())
+        if m is None:
+            return None
+        cells = {_HEADERS.get(f, f.upper()): m.group(i + 1).strip() for i, f in enumerate(self.fields)}
+        return _made_row(cells, self.running)
+
+
+def _bare_pattern(template: str) -> re.Pattern[str]:
+    """A regex for a bare row of ``template``: the text between placeholders as written (a tab
+    or a run of spaces as any whitespace), each placeholder a group."""
+    out, at = [], 0
+    for m in _PLACEHOLDER.finditer(template):
+        out.append(_literal(template[at : m.start()]))
+        out.append(r"(\S+)" if m.group(1) in _ONE_WORD else r"(.*?)")
+        at = m.end()
+    out.append(_literal(template[at:]))
+    return re.compile("".join(out).strip())
+
+
+def _literal(text: str) -> str:
+    text = text.replace("\\t", "\t").replace("\\n", "")
+    return "".join(r"\s+" if part.isspace() else re.escape(part) for part in re.split(r"(\s+)", text) if part)
+
+
+def ps_format(argv: Sequence[str]) -> PsFormat | None:
+    """The ``--format`` template of a ``docker ps`` / ``docker container ls`` / ``compose ps``
+    command line, None when it has none (the default table)."""
+    template = None
+    for i, a in enumerate(argv):
+        if a == "--format" and i + 1 < len(argv):
+            template = argv[i + 1]
+        elif a.startswith("--format="):
+            template = a.split("=", 1)[1]
+    if template is None:
+        return None
+    table = template.lstrip().startswith("table")
+    fields = tuple(m.group(1) for m in _PLACEHOLDER.finditer(template))
+    running = not any(a in ("-a", "--all") or (a.startswith("-") and not a.startswith("--") and "a" in a[1:])
+                      for a in argv if a != template)
+    return PsFormat(template, table, () if "json" in template else fields, running)
 
 
 _PROGRESS = re.compile(r"^\s*(?:✔\s*)?Container\s+(\S+)\s+(\w+)", re.MULTILINE)
@@ -125,6 +228,12 @@ _GONE = frozenset({"Stopping", "Stopped", "Removing", "Removed", "Killing", "Kil
 def stopped_containers(output: str) -> list[str]:
     """Containers a compose command's progress lines show it stopping or removing."""
     return list(dict.fromkeys(name for name, verb in _PROGRESS.findall(output) if verb in _GONE))
+
+
+def progress_lines(output: str) -> list[tuple[str, str, str]]:
+    """(container, verb, the line) of each compose progress line, in order
+    (``✔ Container shop-api-1  Started``)."""
+    return [(m.group(1), m.group(2), m.group(0)) for m in _PROGRESS.finditer(output)]
 
 
 def made_containers(output: str) -> list[str]:
@@ -188,7 +297,7 @@ class ContainerLedger:
                 found[row.name] = why
             elif row.service and (row.name in h.mine or row.service not in h.service_member):
                 h.service_member[row.service] = row  # the agent's project as its own folder lists it
-            if row.name in h.mine and h.mine[row.name] is None and row.name not in found:
+            if row.name in h.mine and h.mine[row.name] is None and row.name not in found and row.image:
                 h.mine[row.name] = row.image
         # rows created in the same moment as a foreign container of the same project are its stack
         by_name = {row.name: row for row in rows}
@@ -206,12 +315,13 @@ class ContainerLedger:
 
     def _foreign_why(self, h: _Host, event: int, row: ContainerRow) -> str | None:
         mine_image = h.mine.get(row.name)
-        if mine_image and _image(row.image) != _image(mine_image):
+        if mine_image and row.image and _image(row.image) != _image(mine_image):  # a --format may list no image
             return (f"{row.name} runs image {row.image}, not the {mine_image} this session's command "
                     f"made it from")
         if row.service and row.name not in h.mine:
             member = h.service_member.get(row.service)
-            if member is not None and member.name != row.name and _image(member.image) != _image(row.image):
+            if member is not None and member.name != row.name and row.image and member.image \
+                    and _image(member.image) != _image(row.image):
                 return (f"service {row.service} is container {row.name} ({row.image}), not this session's "
                         f"{member.name} ({member.image})")
         held = [p for p in row.published if h.refused.get(p, event) < event]

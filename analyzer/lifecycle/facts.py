@@ -177,6 +177,10 @@ class Kill(_Fact):
     """The platform the verdict assumed."""
     notes: list[str] = Field(default_factory=list)
     command_position: int = 0
+    stack: str | None = None
+    """For ``docker compose down|stop|kill|restart|rm -s`` naming no service: the key of the whole
+    stack it takes down (its victims are every live service). Taking one's own stack down to
+    redeploy it is not a kill of a server in the user's hands."""
 
 
 class Instruction(_Fact):

@@ -81,7 +81,10 @@ class Instance(BaseModel):
     owner_detail: str = ""
     """For ``other``: what that output shows, in one sentence."""
     members: list[str] = Field(default_factory=list)
-    """For a compose stack: the containers its ``up`` output showed it creating or starting."""
+    """For a compose stack: the containers its ``up`` output showed it creating or starting (each
+    service is an instance of its own, whose ``stack`` is this one's key)."""
+    stack: str | None = None
+    """For a compose service (``local/container:compose:shop/api``): its stack's key."""
     started_by: str | None = None
     """For ``agent``: which agent's call first launched it, ``main`` or a sub-agent's id (a
     sub-agent's tool calls act in the same world as the main agent's)."""

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from analyzer.shell.wrappers import scan_options
 
-__all__ = ["DockerCommand", "docker_command", "run_image"]
+__all__ = ["ComposeVerb", "DockerCommand", "compose_verb", "docker_command", "run_image"]
 
 PROGRAMS = frozenset({"docker", "podman", "docker-compose", "podman-compose"})
 _GLOBAL_WITH_ARG = "Hcl"
@@ -74,3 +74,48 @@ def run_image(args: list[str]) -> str | None:
     """The image of ``docker run [OPTIONS] IMAGE [COMMAND]`` from the words after ``run``."""
     i = scan_options(args, 0, _RUN_WITH_ARG, _RUN_LONG_WITH_ARG)[0]
     return args[i] if i < len(args) else None
+
+
+# compose verbs' options that take a value, so their values are not read as services
+_VERB_WITH_ARG = {
+    "up": ("t", frozenset({"--timeout", "--scale", "--exit-code-from", "--attach", "--no-attach", "--pull",
+                           "--wait-timeout", "--attach-dependencies-of"})),
+    "stop": ("t", frozenset({"--timeout"})),
+    "restart": ("t", frozenset({"--timeout"})),
+    "down": ("t", frozenset({"--timeout", "--rmi"})),
+    "kill": ("s", frozenset({"--signal"})),
+    "rm": ("", frozenset()),
+    "start": ("", frozenset()),
+    "create": ("", frozenset({"--scale", "--pull"})),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ComposeVerb:
+    """What a compose verb's own words say: the services it names and the options it was given."""
+
+    verb: str
+    services: tuple[str, ...]
+    """The services named (none: the whole stack)."""
+    options: dict[str, str | None]
+    """Each option as written (``-d``, ``--build``, ``-s``), with its value when it takes one; a
+    bundle of short flags (``-sf``) is split into its letters."""
+
+    def has(self, *names: str) -> bool:
+        """Whether any of ``names`` (``-d``, ``--detach``) was given."""
+        return any(n in self.options for n in names)
+
+
+def compose_verb(cmd: DockerCommand) -> ComposeVerb | None:
+    """The services and options of ``docker compose VERB [OPTIONS] [SERVICE…]`` for the verbs that
+    start or stop services; None for another command or verb."""
+    if not cmd.compose or cmd.verb not in _VERB_WITH_ARG:
+        return None
+    short, long = _VERB_WITH_ARG[cmd.verb]
+    options: dict[str, str | None] = {}
+
+    def flag(opt: str, value: str | None) -> None:
+        options[opt] = value
+
+    _, services = scan_options(cmd.args, 0, short, long, flag, permute=True)
+    return ComposeVerb(cmd.verb, tuple(services), options)

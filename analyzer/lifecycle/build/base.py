@@ -12,7 +12,7 @@ from analyzer.lifecycle.build._util import (
     _join,
     _unit,
 )
-from analyzer.lifecycle.containers import ContainerLedger, ContainerRow, container_rows
+from analyzer.lifecycle.containers import ContainerLedger, ContainerRow, container_rows, ps_format
 from analyzer.lifecycle.facts import Fact, Kill, Launch, State
 from analyzer.lifecycle.world import Instance, Relation, World
 from analyzer.shell import kill as killsem
@@ -79,6 +79,9 @@ class WalkBase:
         self.unit_restarts: set[int] = set()
         """ids of Kills that are a manager's restart (``pm2 restart``, ``kickstart -k``): each victim
         unit starts again right after."""
+        self.service_restarts: set[int] = set()
+        """ids of Kills that restart what they stop (``docker compose restart``, ``docker restart``):
+        each compose service among the victims starts again right after."""
         self.container_restarts: set[int] = set()
         """ids of Kills that are a ``docker restart NAME…``: each of the agent's containers it stops
         starts again."""
@@ -102,7 +105,9 @@ class WalkBase:
         """The ``docker ps`` / ``compose ps`` rows of a call's output, read once per call (the
         probe step and the container ledger both ask)."""
         if self._rows[0] is not ev:  # the event itself: the guard feeds an index again once it has output
-            self._rows = (ev, container_rows(ev.output or ""))
+            script = self.call_script
+            formats = [f for c in script.commands if (f := ps_format(c.effective_argv)) is not None] if script else []
+            self._rows = (ev, container_rows(ev.output or "", formats))
         return self._rows[1]
 
     def touch(self, inst: str) -> None:
@@ -229,6 +234,10 @@ class WalkBase:
         def compose_project(self, cmd: SimpleCommand, where: str) -> str | None:
             """Defined in ``build.compose``."""
         def compose_running(self, stack: str) -> None:
+            """Defined in ``build.compose``."""
+        def service_processes(self) -> list[killsem.Process]:
+            """Defined in ``build.compose``."""
+        def with_services(self, insts: list[str], port: int) -> list[str]:
             """Defined in ``build.compose``."""
         def container_output(self, ev: ToolEvent, script: ShellScript) -> None:
             """Defined in ``build.compose``."""

@@ -1,5 +1,25 @@
 """Steps for declarative stacks: compose project identity, ``up`` reconcile, ``compose ps`` tables,
-containers someone else made."""
+containers someone else made, and the stack's services.
+
+A compose stack is one instance (``HOST/container:compose:PROJECT``) and each of its services is
+an instance of its own keyed under it (``HOST/container:compose:PROJECT/SERVICE``, ``stack`` naming
+the stack), with its container, its published port and its own state history. Member instances,
+rather than records on the stack, because every rule and query already speaks of instances: a
+kill's victims, the user's instruction targets, readiness and ``state_before`` apply to a service
+unchanged, so "restart the api" that tears down web and db is the same finding as any other
+restart of one server that stops three. The stack keeps its own state (the reconcile of its
+``up``s); a service's state comes only from what the log shows of it:
+
+- progress lines of the stack's commands (``Container shop-api-1  Started|Running|Recreated|
+  Stopped|Removed|Exited``), ``docker compose ps`` rows (its SERVICE, STATUS and PORTS) and
+  ``docker ps`` rows of its container;
+- ``up -d SERVICE`` starts that service (the dependencies compose starts with it only where the
+  output shows them); ``up`` of a running service changes nothing unless a ``Recreated`` line, or
+  ``--force-recreate`` with output that does not list it, shows a restart; an ``up`` that printed
+  nothing is no evidence of a restart;
+- ``stop|kill|rm -sf|restart SERVICE…`` and whole-stack ``down|stop|kill|restart`` are kills whose
+  victims are the live services they select (``KillSteps``); a restart starts them again.
+"""
 
 from __future__ import annotations
 
@@ -16,9 +36,25 @@ from analyzer.lifecycle.catalog import flag_value
 from analyzer.lifecycle.containers import (
     ContainerRow,
     made_containers,
+    progress_lines,
 )
-from analyzer.shell.docker import docker_command, run_image
+from analyzer.lifecycle.facts import Probe, State
+from analyzer.lifecycle.world import Instance
+from analyzer.shell import kill as killsem
+from analyzer.shell.docker import ComposeVerb, compose_verb, docker_command, run_image
 from analyzer.shell.model import ShellScript, SimpleCommand
+
+SERVICE_KIND = "compose-service"
+"""``Instance.server`` of a compose stack's service."""
+_LIVE: tuple[State, ...] = ("starting", "ready")
+# what a progress line's verb says of its container
+_PROGRESS_STATE: dict[str, State] = {
+    "Started": "starting", "Starting": "starting", "Recreated": "starting", "Restarted": "starting",
+    "Restarting": "starting", "Running": "starting",
+    "Stopping": "stopped", "Stopped": "stopped", "Removing": "stopped", "Removed": "stopped",
+    "Killing": "stopped", "Killed": "stopped", "Exited": "stopped", "Error": "failed",
+}
+_RESTARTS = frozenset({"Recreated", "Restarted"})
 
 
 class ComposeSteps(WalkBase):
@@ -26,7 +62,9 @@ class ComposeSteps(WalkBase):
 
     def container_output(self, ev: ToolEvent, script: ShellScript) -> None:
         """Feed the container ledger what this call's docker commands printed: containers the
-        agent's own commands made, and the ``docker ps`` / ``compose ps`` tables."""
+        agent's own commands made, and the ``docker ps`` / ``compose ps`` tables; and what they show
+        of the stack's services."""
+        self.service_output(ev, script)
         output = ev.output or ""
         if ev.background or not output:
             return
@@ -47,6 +85,159 @@ class ComposeSteps(WalkBase):
                     stack.members += [m for m in made_containers(output) if m not in stack.members]
             elif verb == "ps" and (rows := self.table_rows(ev)):
                 self.containers.listed(where, ev.index, rows)
+                self.services_listed(ev, cmd, where, rows)
+
+    # -- the stack's services ------------------------------------------------------------------
+
+    def service_output(self, ev: ToolEvent, script: ShellScript) -> None:
+        """What this call's compose commands show of their stacks' services: progress lines (read
+        once for the call, each for the stack whose project names its container), and the
+        services an ``up`` names or recreates."""
+        if ev.background or ev.output is None:
+            return  # a harness-backgrounded call's output is the harness's note
+        output = ev.output
+        ups: list[tuple[str, ComposeVerb]] = []
+        stacks: list[str] = []
+        for cmd in script.commands:
+            parts = docker_command(cmd.effective_argv)
+            verb = compose_verb(parts) if parts is not None else None
+            stack = self.stack_key(cmd, cmd.host or "local") if verb is not None else ""
+            if verb is None or stack not in self.w.instances:
+                continue  # a stack no ``up`` of this log started: its services are not known here
+            stacks.append(stack)
+            if verb.verb == "up":
+                ups.append((stack, verb))
+        if not stacks:
+            return
+        shown: set[str] = set()
+        for container, word, line in progress_lines(output):
+            stack = next((s for s in stacks if container.startswith(s.rsplit(":", 1)[1])), stacks[0])
+            key = self.member(stack, self.service_of(stack, container), container)
+            shown.add(key)
+            state = _PROGRESS_STATE.get(word)
+            if state is None or (word == "Running" and self.member_state(key) in _LIVE):
+                continue  # "Running": as declared, nothing restarted
+            restart = word in _RESTARTS and self.member_state(key) in _LIVE
+            self.member_to(ev, key, state, line.strip() + (" (a restart)" if restart else ""), restart=restart)
+        if ev.exit_code in (0, None):
+            for stack, verb in ups:
+                self.up_named(ev, stack, verb.services, shown, output, verb.has("--force-recreate"))
+
+    def up_named(self, ev: ToolEvent, stack: str, services: tuple[str, ...], shown: set[str], output: str,
+                 recreate: bool) -> None:
+        """``up SERVICE…`` starts the services it names that the output did not list; with
+        ``--force-recreate`` and output that lists none of them, the running ones restart. An
+        ``up`` that printed nothing says nothing of a restart."""
+        keys = [self.member(stack, s, None) for s in services] if services else \
+            [k for k, i in self.w.instances.items() if i.stack == stack] if recreate else []
+        for key in keys:
+            if key in shown:
+                continue
+            live = self.member_state(key) in _LIVE
+            if not live and key.rsplit("/", 1)[1] in services:
+                self.member_to(ev, key, "starting", f"`up` names {key.rsplit('/', 1)[1]}")
+            elif live and recreate and output.strip():
+                self.member_to(ev, key, "starting", "`up --force-recreate` recreates it (a restart)", restart=True)
+
+    def services_listed(self, ev: ToolEvent, cmd: SimpleCommand, where: str, rows: list[ContainerRow]) -> None:
+        """A ``compose ps`` table names each service's container, its published port and status;
+        a ``docker ps`` row of a service's container shows the same."""
+        parts = docker_command(cmd.effective_argv)
+        stack = self.stack_key(cmd, where) if parts is not None and parts.compose else None
+        by_container = {i.container: k for k, i in self.w.instances.items()
+                        if i.server == SERVICE_KIND and i.host == where and i.container}
+        for row in rows:
+            if row.service and stack in self.w.instances:
+                key = self.member(stack or "", row.service, row.name)
+            elif (found := by_container.get(row.name)) is not None:
+                key = found
+            else:
+                continue
+            inst = self.w.instances[key]
+            if row.published and inst.port is None:
+                inst.port = row.published[0]
+            up = row.status.startswith(("Up", "Restarting"))
+            state: State | None = "starting" if up else "stopped" if row.status.startswith(("Exited", "Dead")) else None
+            if state is not None and not (up and self.member_state(key) in _LIVE):
+                self.member_to(ev, key, state, f"listed: {row.name} {row.status}", method="docker-ps")
+
+    def service_of(self, stack: str, container: str) -> str:
+        """The service a container of ``stack`` runs: the name a ``compose ps`` table gave it, else
+        the middle of ``<project>-<service>-<n>``, else the container's own name
+        (``container_name:``)."""
+        for key, inst in self.w.instances.items():
+            if inst.stack == stack and inst.container == container:
+                return key.rsplit("/", 1)[1]
+        project = stack.rsplit(":", 1)[1] if stack.count(":") >= 2 else ""
+        m = re.fullmatch(rf"{re.escape(project)}[-_](.+)[-_]\d+", container) if project else None
+        return m.group(1) if m else container
+
+    def member(self, stack: str, service: str, container: str | None) -> str:
+        """The instance of ``service`` of ``stack``, made on its first evidence."""
+        key = f"{stack}/{service}"
+        inst = self.w.instances.get(key)
+        if inst is None:
+            box = self.w.instances[stack]
+            project = box.container.split(":", 1)[1] if box.container and ":" in box.container else ""
+            inst = self.w.instances[key] = Instance(
+                id=key, server=SERVICE_KIND, label=f"{service} service" + (f" ({project})" if project else ""),
+                host=box.host, container=container, stack=stack, owner=box.owner, started_by=box.started_by)
+        if container and inst.container != container:
+            inst.container = container
+        return key
+
+    def member_state(self, key: str) -> State:
+        history = self.w.instances[key].history
+        return history[-1].state if history else "unknown"
+
+    def member_to(self, ev: ToolEvent, key: str, state: State, why: str, restart: bool = False,
+                  method: str = "compose-output") -> None:
+        """Move a service to ``state`` on this call's evidence (a fact of its own, so the graph can
+        point at it); a restart passes through ``stopped``."""
+        if self.member_state(key) == state and not restart:
+            return
+        fi = self.w.record(Probe(event=ev.index, instance=key, method=method, target=why,
+                                 answered=state in _LIVE, detail=f"{self.w.instances[key].name}: {why}"))
+        self.w.link(f"event:{ev.index}", f"instance:{key}", "probes", fi)
+        if restart:
+            self.w.change_state(key, "stopped", fi, why)
+        self.w.change_state(key, state, fi, why)
+
+    def service_processes(self) -> list[killsem.Process]:
+        """The live services as the kill evaluation sees them: compose's units, by their container."""
+        out = []
+        for key, inst in self.w.instances.items():
+            if inst.server != SERVICE_KIND or inst.stack is None or self.member_state(key) not in _LIVE:
+                continue
+            stack = self.w.instances[inst.stack]
+            project = stack.container.split(":", 1)[1] if stack.container and ":" in stack.container else ""
+            service = key.rsplit("/", 1)[1]
+            out.append(killsem.Process(host=None if inst.host == "local" else inst.host, kind="server",
+                                       label=inst.name, ref=f"instance:{key}",
+                                       container=inst.container or f"{project}-{service}-1",
+                                       manager="compose", manager_name=f"{project}/{service}"))
+        return out
+
+    def with_services(self, insts: list[str], port: int) -> list[str]:
+        """The instance a probe of ``port`` asks about (the first of ``insts``) with its compose
+        relatives: a stack's probe is also that of its service publishing the port, and a
+        service's is also its stack's (the stack first, as before services were known)."""
+        if not insts:
+            return []
+        first = self.w.instances[insts[0]]
+        stack = first.stack or (insts[0] if first.server == "compose" else None)
+        if stack is None:
+            return insts[:1]
+        services = [k for k, i in self.w.instances.items() if i.stack == stack and i.port == port]
+        box = self.w.instances[stack]
+        if box.port is None and first.stack is not None:
+            # found through its service: a portless stack learns the port only as ``probe_or_log``
+            # teaches the one portless live instance of the host
+            portless = [k for k, lives in self.live.items() if lives and self.w.instances[k].host == box.host
+                        and self.w.instances[k].port is None]
+            if portless == [stack]:
+                box.port = port
+        return [stack, *services]
 
     def containers_started(self, ev: ToolEvent, cmd: SimpleCommand, where: str) -> None:
         """``docker start NAME…``: a stopped container the agent ran starts again, with the command

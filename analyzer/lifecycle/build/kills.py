@@ -74,6 +74,7 @@ class KillSteps(WalkBase):
                     and self.w.catalog.by_name[launch.server].gpu else (),
                 ))
         procs += [self.unit_process(inst, None) for inst in self.listed]
+        procs += self.service_processes()
         for key, box in self.w.instances.items():
             # a server from before the log whose PID a port listing showed: `kill PID` reaches it
             if box.owner == "before" and box.port and box.pids and not self.live.get(key) \
@@ -147,9 +148,18 @@ class KillSteps(WalkBase):
             self.maybe_hit[id(kill)] = self.unseen_children_hit(v, {vic.instance for vic in victims})
             if v.mechanism == "docker" and _docker_verb(v.command.effective_argv) == "restart":
                 self.container_restarts.add(id(kill))
-            if v.mechanism == "docker-compose" and v.targets == ["(all services)"] and v.reached:
+            verb = _docker_verb(v.command.effective_argv)
+            if v.mechanism == "docker-compose":
+                # the services of the stack this command acts on (the judge knows only `-p`)
                 stack = self.stack_key(v.command, v.command.host or "local")
-                self.stack_stops[id(kill)] = (stack, _docker_verb(v.command.effective_argv) == "restart")
+                kill.victims = [vic for vic in kill.victims if vic.instance is None
+                                or self.w.instances[vic.instance].stack in (None, stack)]
+                kill.detail = f"{text} hits {len(kill.victims)} process(es)"
+                if v.targets == ["(all services)"] and v.reached:
+                    kill.stack = stack
+                    self.stack_stops[id(kill)] = (stack, verb == "restart")
+            if v.mechanism in ("docker-compose", "docker") and verb == "restart":
+                self.service_restarts.add(id(kill))
             out.append((kill, v))
         return out
 
@@ -346,3 +356,9 @@ class KillSteps(WalkBase):
                     lives.remove(lf)
             if not lives:
                 self.w.change_state(vic.instance, "stopped", fi, f"killed by {kill.text}")
+        if id(kill) in self.service_restarts:
+            self.service_restarts.discard(id(kill))
+            # `docker compose restart [SERVICE…]`, `docker restart CONTAINER`: its services start again
+            for inst in dict.fromkeys(v.instance for v in kill.victims if v.instance):
+                if self.w.instances[inst].stack is not None:
+                    self.w.change_state(inst, "starting", fi, f"restarted by {kill.text}")

@@ -103,7 +103,7 @@ class ProbeSteps(WalkBase):
                 insts = [self.before_instance(ev.index, where, p.port, None,
                                               f"`{' '.join(cmd.argv)[:80]}` got an answer on :{p.port} before any "
                                               "launch of this log there")]
-            for inst in insts[:1]:
+            for inst in self.with_services(insts, p.port):  # the first, with its compose stack or services
                 kind, body = self.w.instances[inst].server, ev.output or ""
                 other = answered_by(self.w.catalog, kind, body) if p.method == "http" and p.answered else None
                 self.probe(ev, inst, p.method, p.target, p.answered, foreign=other.label if other else None)

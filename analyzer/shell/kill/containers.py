@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from analyzer.shell.docker import DockerCommand, docker_command
+from analyzer.shell.docker import DockerCommand, compose_verb, docker_command
 from analyzer.shell.kill.chain import host_key
 from analyzer.shell.kill.context import KillContext
 from analyzer.shell.kill.model import Hit, HitReason, KillVerdict
@@ -94,28 +94,33 @@ def _docker_ps_filter(v: KillVerdict, word: str) -> list[str]:
 
 
 def _compose(ctx: KillContext, cmd: DockerCommand) -> KillVerdict | None:
-    """``docker compose [-p PROJECT] down|stop|kill|restart|rm -s [SERVICE…]``."""
-    verb, rest = cmd.verb, cmd.args
-    if verb not in ("down", "stop", "kill", "restart", "rm"):
+    """``docker compose [-p PROJECT] down|stop|kill|restart|rm -s [SERVICE…]``. A service is a
+    process the caller names as compose's (``manager="compose"``, ``manager_name="PROJECT/SERVICE"``)
+    or a container named ``<project>-<service>-<n>``."""
+    parts = compose_verb(cmd)
+    if parts is None or parts.verb not in ("down", "stop", "kill", "restart", "rm"):
         return None
-    if verb == "rm" and not any(a in ("-s", "--stop") or (a.startswith("-") and "s" in a and not a.startswith("--"))
-                                for a in rest):
+    if parts.verb == "rm" and not parts.has("-s", "--stop"):
         return None
-    services = [a for a in rest if not a.startswith("-")]
+    services = list(parts.services)
     name = cmd.project
-    v = ctx.verdict("docker-compose", (9, "KILL") if verb == "kill" else (15, "TERM"),
+    sig = parse_signal(parts.options.get("-s") or parts.options.get("--signal") or "") if parts.verb == "kill" else None
+    v = ctx.verdict("docker-compose", sig or ((9, "KILL") if parts.verb == "kill" else (15, "TERM")),
                     targets=services or ["(all services)"])
     hk = host_key(ctx.cmd.host)
     for p in ctx.processes:
-        if p.container is None or host_key(p.host) != hk:
+        if host_key(p.host) != hk:
             continue
-        m = _COMPOSE_NAME.match(p.container.lstrip("/"))
-        if not m or (name and m.group("project") != name):
+        if p.manager == "compose" and p.manager_name:
+            project, _, service = p.manager_name.rpartition("/")
+        elif p.container and (m := _COMPOSE_NAME.match(p.container.lstrip("/"))):
+            project, service = m.group("project"), m.group("service")
+        else:
             continue
-        if services and m.group("service") not in services:
+        if (name and project != name) or (services and service not in services):
             continue
-        why = HitReason(mechanism="docker-compose", matched="compose container", verb=verb,
-                        target=m.group("service"), subject=p.container, signal_name=v.signal_name)
+        why = HitReason(mechanism="docker-compose", matched="compose container", verb=parts.verb,
+                        target=service, subject=p.container or f"{project}-{service}", signal_name=v.signal_name)
         v.victims.append(Hit(process=p, why=why))
     if name is None:
         v.notes.append("the compose project is not named (-p): containers are matched by their "

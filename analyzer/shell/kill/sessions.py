@@ -83,6 +83,10 @@ def _interrupt(ctx: KillContext, rest: list[str]) -> KillVerdict | None:
         v.unresolved.append("current session")
         v.notes.append("tmux send-keys without -t types into the current pane: unknown here")
         return v
+    if target.startswith("%"):
+        v.unresolved.append(target)
+        v.notes.append(f"{target} is a tmux pane id, the server's own numbering, which no command here showed: "
+                       "which pane it is is not known")
     hk = host_key(ctx.cmd.host)
     procs = [p for p in ctx.processes if p.tmux_session is not None and host_key(p.host) == hk]
     chosen = _tmux_target(target, sorted({p.tmux_session for p in procs if p.tmux_session}))

@@ -23,3 +23,9 @@ def test_a_target_without_a_session_names_the_current_one_which_is_unknown() -> 
     assert labels(w) == []
     (named,) = run("tmux send-keys -t api:1 C-c", [a])
     assert labels(named) == ["in api"]
+
+
+def test_c_c_to_a_pane_id_names_no_known_pane() -> None:
+    a = Process(argv=("uvicorn", "app:api"), tmux_session="api", label="in api")
+    (v,) = run("tmux send-keys -t %3 C-c", [a])
+    assert labels(v) == [] and v.unresolved == ["%3"] and any("pane id" in n for n in v.notes)

@@ -146,3 +146,13 @@ def test_odd_targets_and_numbers_are_read_without_failing(tmp_path: Path) -> Non
     # a window the layout does not know: which pane is not known, so the session's server may be hit
     assert [v.instance for k in w.kills() for v in k.victims] == ["local:8000"]
     assert w.launches("local/pm2:web")[0].pid is None and w.instances["local/pm2:web"].pids == []
+
+
+def test_a_server_no_catalog_lists_is_hosted_by_its_session_too(tmp_path: Path) -> None:
+    w = world(tmp_path, """\
+  - bash: tmux new -ds gw './bin/gateway --listen :9090'
+  - bash: tmux kill-session -t gw
+""")
+    assert w.instances["local:9090"].session == "tmux:gw"
+    (kill,) = w.kills()
+    assert [v.instance for v in kill.victims] == ["local:9090"] and w.state_after("local:9090", 1) == "stopped"

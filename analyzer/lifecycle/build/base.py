@@ -245,6 +245,9 @@ class WalkBase:
             """Defined in ``build.launches``."""
         def fail_launch(self, ev: ToolEvent, launch: Launch, fi: int, reason: str, quote: str) -> None:
             """Defined in ``build.launches``."""
+        def generic_launches(self, ev: ToolEvent, script: ShellScript, launches: list[tuple[SimpleCommand, int]],
+                             others: list[SimpleCommand]) -> list[tuple[SimpleCommand, int]]:
+            """Defined in ``build.launches``."""
         def heard_from_task(self, ev: ToolEvent | SystemEvent) -> None:
             """Defined in ``build.launches``."""
         def launch_of(self, ev: ToolEvent, cmd: SimpleCommand, where: str, script: ShellScript) -> int | None:

@@ -108,19 +108,33 @@ class UnitSteps(WalkBase):
                 self.tmux_at = (ev.index, {})
             self.tmux_at[1][cmd.position] = self.tmux.apply(where, cmd.effective_argv)
         fi = super().launch_of(ev, cmd, where, script)
-        if fi is not None and (session := _session_of(cmd, script)):
-            launch = self.w.facts[fi]
-            assert isinstance(launch, Launch) and launch.instance
-            launch.session = self.w.instances[launch.instance].session = session
-            # the tmux command it was started with or typed into, and the pane that command named
-            typed = next((script.commands[c.parent] for c in _lineage(cmd, script)
-                          if c.via == "tmux" and c.parent is not None), None)
-            pane = self.tmux_at[1].get(typed.position) if typed is not None and self.tmux_at[0] == ev.index else None
-            self.panes[fi] = _Seat(pane, foreground=cmd.background_by != "&",
-                                   immune=bool({"nohup", "setsid"} & set(cmd.wrappers)))
-            if pane is not None:
-                launch.detail += f" (in tmux pane {pane})"
+        if fi is not None:
+            self.hosted(ev, cmd, script, fi)
         return fi
+
+    def generic_launches(self, ev: ToolEvent, script: ShellScript, launches: list[tuple[SimpleCommand, int]],
+                         others: list[SimpleCommand]) -> list[tuple[SimpleCommand, int]]:
+        found = super().generic_launches(ev, script, launches, others)
+        for cmd, fi in found:
+            self.hosted(ev, cmd, script, fi)  # `tmux new -d -s gw './gateway --listen :9090'` hosts it too
+        return found
+
+    def hosted(self, ev: ToolEvent, cmd: SimpleCommand, script: ShellScript, fi: int) -> None:
+        """Launch ``fi`` (of ``cmd``) runs in the tmux or screen session it was started with or
+        typed into: remember the session, and for tmux the pane that command named."""
+        typed = next((script.commands[c.parent] for c in _lineage(cmd, script)
+                      if c.via == "tmux" and c.parent is not None), None)
+        pane = self.tmux_at[1].get(typed.position) if typed is not None and self.tmux_at[0] == ev.index else None
+        session = f"tmux:{pane.split(':', 1)[0]}" if pane else _session_of(cmd, script)
+        if session is None:
+            return
+        launch = self.w.facts[fi]
+        assert isinstance(launch, Launch) and launch.instance
+        launch.session = self.w.instances[launch.instance].session = session
+        self.panes[fi] = _Seat(pane, foreground=cmd.background_by != "&",
+                               immune=bool({"nohup", "setsid"} & set(cmd.wrappers)))
+        if pane is not None:
+            launch.detail += f" (in tmux pane {pane})"
 
     def unit_launch(self, ev: ToolEvent, cmd: SimpleCommand, where: str, mc: ManagerCommand) -> int | None:
         """``pm2 start app.js --name api``, ``supervisorctl start api worker``, ``brew services start

@@ -13,59 +13,87 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-_RULES: list[tuple[str, re.Pattern[str], int]] = [
+
+class _Regex:
+    """A pattern compiled when first used: compiling all 34 took ~6 ms of every command that
+    imports this module (``check`` does, for its outputs), and most texts open a few kinds' gates."""
+
+    __slots__ = ("_compiled", "source")
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.source)
+        return self._compiled
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.compiled.search(text)
+
+    def fullmatch(self, text: str) -> re.Match[str] | None:
+        return self.compiled.fullmatch(text)
+
+    def subn(self, repl: str | Callable[[re.Match[str]], str], text: str) -> tuple[str, int]:
+        return self.compiled.subn(repl, text)
+
+
+_RULES: list[tuple[str, _Regex, int]] = [
     # (kind, pattern, group to replace: 0 = whole match). Token formats follow gitleaks'
     # rules (config/gitleaks.toml) where it has one; the context rules (flags, headers, JSON keys)
     # are ours, with the exceptions that keep evidence: counts, booleans, paths, $VAR references.
-    ("private key", re.compile(
+    ("private key", _Regex(
         r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|\Z)"), 0),
-    ("Anthropic API key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{20,}"), 0),
+    ("Anthropic API key", _Regex(r"\bsk-ant-[A-Za-z0-9_\-]{20,}"), 0),
     # legacy keys are sk- and 48 letters/digits, no dashes: `sk-learn-feature-pipeline-worker` is a name
-    ("OpenAI API key", re.compile(r"\bsk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}|[A-Za-z0-9]{32,})"), 0),
-    ("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"), 0),
-    ("GitLab token", re.compile(r"\bgl(?:pat|ptt|rt|dt|cbt|oas|ft|imt|agent|soat)-[A-Za-z0-9_\-]{20,}"), 0),
-    ("AWS access key", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"), 0),
-    ("AWS secret key", re.compile(
+    ("OpenAI API key", _Regex(r"\bsk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}|[A-Za-z0-9]{32,})"), 0),
+    ("GitHub token", _Regex(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"), 0),
+    ("GitLab token", _Regex(r"\bgl(?:pat|ptt|rt|dt|cbt|oas|ft|imt|agent|soat)-[A-Za-z0-9_\-]{20,}"), 0),
+    ("AWS access key", _Regex(r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"), 0),
+    ("AWS secret key", _Regex(
         r"(?i)((?:aws_?secret_?access_?key|secret_?access_?key)['\"]?\s*[:=]\s*['\"]?)([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"), 2),
-    ("Azure storage key", re.compile(r"(?i)(\bAccountKey=)([A-Za-z0-9+/=]{40,})"), 2),
-    ("GCP private key id", re.compile(r"(\"private_key_id\"\s*:\s*\")([0-9a-f]{40})"), 2),
-    ("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}"), 0),
-    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"), 0),
-    ("Slack token", re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}"), 0),
-    ("Slack webhook", re.compile(r"\bhooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{20,}"), 0),
-    ("Stripe key", re.compile(r"\b[sr]k_(?:live|test|prod)_[A-Za-z0-9]{20,}"), 0),
-    ("SendGrid key", re.compile(r"\bSG\.[A-Za-z0-9_\-]{20,24}\.[A-Za-z0-9_\-]{39,50}"), 0),
-    ("npm token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), 0),
-    ("PyPI token", re.compile(r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}"), 0),
-    ("DigitalOcean token", re.compile(r"\bdo[por]_v1_[a-f0-9]{64}\b"), 0),
-    ("Shopify token", re.compile(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"), 0),
-    ("Databricks token", re.compile(r"\bdapi[a-f0-9]{32}(?:-\d)?\b"), 0),
-    ("Twilio key", re.compile(r"\bSK[0-9a-fA-F]{32}\b"), 0),
-    ("JWT", re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"), 0),
-    ("Authorization header", re.compile(r"(?i)(\bauthorization\s*[:=]\s*(?:bearer|basic|token)?\s*)([^\s'\"\\]+)"), 2),
-    ("API key header", re.compile(
+    ("Azure storage key", _Regex(r"(?i)(\bAccountKey=)([A-Za-z0-9+/=]{40,})"), 2),
+    ("GCP private key id", _Regex(r"(\"private_key_id\"\s*:\s*\")([0-9a-f]{40})"), 2),
+    ("Hugging Face token", _Regex(r"\bhf_[A-Za-z0-9]{30,}"), 0),
+    ("Google API key", _Regex(r"\bAIza[0-9A-Za-z_\-]{35}"), 0),
+    ("Slack token", _Regex(r"\bxox[abposre]-[A-Za-z0-9-]{10,}"), 0),
+    ("Slack webhook", _Regex(r"\bhooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{20,}"), 0),
+    ("Stripe key", _Regex(r"\b[sr]k_(?:live|test|prod)_[A-Za-z0-9]{20,}"), 0),
+    ("SendGrid key", _Regex(r"\bSG\.[A-Za-z0-9_\-]{20,24}\.[A-Za-z0-9_\-]{39,50}"), 0),
+    ("npm token", _Regex(r"\bnpm_[A-Za-z0-9]{36}\b"), 0),
+    ("PyPI token", _Regex(r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}"), 0),
+    ("DigitalOcean token", _Regex(r"\bdo[por]_v1_[a-f0-9]{64}\b"), 0),
+    ("Shopify token", _Regex(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"), 0),
+    ("Databricks token", _Regex(r"\bdapi[a-f0-9]{32}(?:-\d)?\b"), 0),
+    ("Twilio key", _Regex(r"\bSK[0-9a-fA-F]{32}\b"), 0),
+    ("JWT", _Regex(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"), 0),
+    ("Authorization header", _Regex(r"(?i)(\bauthorization\s*[:=]\s*(?:bearer|basic|token)?\s*)([^\s'\"\\]+)"), 2),
+    ("API key header", _Regex(
         r"(?i)(\bx-(?:api-key|api-token|auth-token|access-token|goog-api-key|functions-key)\s*:\s*)([^\s'\"\\]{4,})"), 2),
     # the user may be empty: redis://:pw@host
-    ("password in URL", re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@'\"]*:)([^@\s/'\"]+)(@)"), 2),
-    ("password argument", re.compile(
+    ("password in URL", _Regex(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@'\"]*:)([^@\s/'\"]+)(@)"), 2),
+    ("password argument", _Regex(
         r"(\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?\s-p)([^\s'\"-][^\s'\"]{2,})"
         r"|(\b(?:docker|podman|nerdctl)\s+login\b[^\n|;&]*?\s(?:-p|--password)(?:=|\s+)['\"]?)([^\s'\"-][^\s'\"]{2,})"
         r"|(\bsshpass\b[^\n|;&]*?\s-p\s*['\"]?)([^\s'\"-][^\s'\"]{2,})"), -1),
-    ("secret in JSON", re.compile(
+    ("secret in JSON", _Regex(
         r"(?i)([\"'][a-z0-9_.\-]*(?:api[_\-]?key|secret|token|password|passwd|access[_\-]?key|private[_\-]?key)"
         r"[\"']\s*:\s*[\"'])([^\"'\\\s]{4,})"), 2),
     # YAML and config lines, and a JSON object whose quotes a shell parse took (an argv)
-    ("secret in config", re.compile(
+    ("secret in config", _Regex(
         r"(?i)((?<![A-Za-z0-9_.\-])[a-z0-9_.\-]*(?:api[_\-]?key|secret[_\-]?key|client[_\-]?secret|access[_\-]?key"
         r"|private[_\-]?key(?:[_\-]?id)?|password|passwd|auth[_\-]?token|access[_\-]?token)\s*:[ \t]*)"
         r"([^\s'\",}\]]{4,})"), 2),
-    ("secret variable", re.compile(
+    ("secret variable", _Regex(
         r"(?i)(\b[A-Z0-9_]*(?:API_KEY|_KEY|TOKEN|SECRET|PASSWORD|PASSWD)[A-Z0-9_]*\s*=\s*['\"]?)([^\s'\"]{4,})"), 2),
-    ("secret flag", re.compile(
+    ("secret flag", _Regex(
         r"(?i)(--(?:api-key|token|password|secret|hf-token)(?:=|[ \t]+)['\"]?)([^\s'\"]{4,})"), 2),
 ]
 
@@ -80,7 +108,7 @@ class _Gate:
 
     any_of: tuple[str, ...]
     lower: bool = False
-    pattern: re.Pattern[str] | None = None
+    pattern: _Regex | None = None
 
 
 _GATES: dict[str, _Gate] = {
@@ -107,14 +135,14 @@ _GATES: dict[str, _Gate] = {
     "Twilio key": _Gate(("SK",)),
     "JWT": _Gate(("eyJ",)),
     "Authorization header": _Gate(("authorization",), lower=True,
-                                  pattern=re.compile(r"(?i)authorization\s*[:=]")),
+                                  pattern=_Regex(r"(?i)authorization\s*[:=]")),
     "API key header": _Gate(("x-",), lower=True),
-    "password in URL": _Gate(("://",), pattern=re.compile(r"://[^/\s:@'\"]*:[^@\s/'\"]+@")),
-    "password argument": _Gate(("-p",), pattern=re.compile(r"mysql|mysqladmin|mariadb|login|sshpass")),
+    "password in URL": _Gate(("://",), pattern=_Regex(r"://[^/\s:@'\"]*:[^@\s/'\"]+@")),
+    "password argument": _Gate(("-p",), pattern=_Regex(r"mysql|mysqladmin|mariadb|login|sshpass")),
     "secret in JSON": _Gate(("key", "token", "secret", "passw"), lower=True),
     "secret in config": _Gate(("key", "token", "secret", "passw"), lower=True),
     # (?i): API_KEY and _KEY hold "key", PASSWORD and PASSWD hold "passw"
-    "secret variable": _Gate(("key", "token", "secret", "passw"), lower=True, pattern=re.compile(
+    "secret variable": _Gate(("key", "token", "secret", "passw"), lower=True, pattern=_Regex(
         r"(?i)(?:API_KEY|_KEY|TOKEN|SECRET|PASSWORD|PASSWD)[A-Z0-9_]*\s*=\s*['\"]?[^\s'\"]{4}")),
     "secret flag": _Gate(("--",)),
 }
@@ -215,8 +243,8 @@ class Redactor:
 
 _CONTEXT_KINDS = frozenset({"secret variable", "secret flag", "secret in JSON", "secret in config"})
 """Kinds found by a name rather than a token format: their values may be evidence, not secrets."""
-_BENIGN_VALUE = re.compile(r"(?i)\d{1,9}|true|false|none|null|yes|no|on|off|auto|\$\{?[A-Za-z_]\w*\}?")
-_PATHISH_NAME = re.compile(r"(?i)(?:file|path|dir)\b|(?:file|path|dir)[\s\"']*[:=]")
+_BENIGN_VALUE = _Regex(r"(?i)\d{1,9}|true|false|none|null|yes|no|on|off|auto|\$\{?[A-Za-z_]\w*\}?")
+_PATHISH_NAME = _Regex(r"(?i)(?:file|path|dir)\b|(?:file|path|dir)[\s\"']*[:=]")
 
 
 def _benign(kind: str, prefix: str, value: str) -> bool:

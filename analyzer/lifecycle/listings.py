@@ -16,6 +16,10 @@ Read from the managers' documented formats:
   state word alone.
 
 Each status word is mapped to what it says of the unit by the manager's catalog kind (``states``).
+
+``pm2 logs`` output (:func:`pm2_log_lines`) is split by app: its lines are prefixed ``ID|NAME | ``
+(``--nostream`` prints each log file as a block under ``/…/.pm2/logs/NAME-out.log last 15 lines:``
+and cuts ``ID|NAME`` to ten characters); pm2's own lines are ``PM2 | …``.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["UnitRow", "systemd_state", "unit_rows"]
+__all__ = ["UnitRow", "pm2_log_lines", "systemd_state", "unit_rows"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,3 +135,23 @@ def systemd_state(output: str) -> tuple[str, int | None, str] | None:
     if m := _IS_ACTIVE.search(output.strip().split("\n", 1)[0] + "\n"):
         return _SYSTEMD_STATES.get(m.group(1), "stopped"), None, m.group(1)
     return None
+
+
+_PM2_LOG_FILE = re.compile(r"^\S*?(?:^|/)(?P<name>[^/\s]+?)-(?:out|error|err)(?:-\d+)?\.log last \d+ lines:\s*$")
+_PM2_PREFIXED = re.compile(r"^\s*\d+\|(?P<name>[^|]*?)\s*\| ")
+
+
+def pm2_log_lines(output: str) -> dict[str, list[str]]:
+    """The lines of ``pm2 logs`` output by the app they belong to (its name as pm2 knows it),
+    without pm2's prefixes; lines under no app (pm2's own ``PM2 |`` lines, headers) are left out."""
+    out: dict[str, list[str]] = {}
+    block: str | None = None
+    for line in output.splitlines():
+        if m := _PM2_LOG_FILE.match(line.strip()):
+            block = m.group("name")
+        elif m := _PM2_PREFIXED.match(line):
+            name = m.group("name")
+            if block is not None and name and block.startswith(name):
+                name = block  # a printed log file's lines carry `ID|NAME` cut to ten characters
+            out.setdefault(name, []).append(line[m.end():])
+    return out

@@ -235,3 +235,22 @@ def test_a_kill_of_the_pid_a_manager_prints_hits_that_unit(tmp_path: Path) -> No
     assert [v.instance for v in named.victims] == ["local/pm2:api"] and not any("not modelled" in n for n in named.notes)
     assert w.state_after("local/pm2:jobs", 2) == "starting" and len(w.launches("local/pm2:jobs")) == 1
     assert unknown.victims == []  # no app of that name runs: the query prints nothing, kill fails
+
+
+def test_pm2_logs_of_every_app_are_read_app_by_app(tmp_path: Path) -> None:
+    w = world(tmp_path, """\
+  - bash: pm2 start "uvicorn app:app --port 8000" --name api
+  - bash: PORT=3001 pm2 start billing-worker.js --name billing-worker
+  - bash: pm2 logs --lines 5 --nostream
+    output: |
+      [TAILING] Tailing last 5 lines for [all] processes (change the value with --lines option)
+      /home/dev/.pm2/pm2.log last 5 lines:
+      PM2        | 2026-12-01T10:00:00: PM2 log: App [api:0] online
+      /home/dev/.pm2/logs/api-out.log last 5 lines:
+      0|api      | INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)
+      /home/dev/.pm2/logs/billing-worker-error.log last 5 lines:
+      1|billing- | Error: listen EADDRINUSE: address already in use :::3001
+""")
+    assert w.state_after("local/pm2:api", 2) == "ready"
+    (failure,) = w.failures("local/pm2:billing-worker")
+    assert "EADDRINUSE" in failure.quote and not w.failures("local/pm2:api")

@@ -39,7 +39,7 @@ from analyzer.lifecycle.build._util import _lineage, _unit
 from analyzer.lifecycle.build.base import WalkBase
 from analyzer.lifecycle.facts import Failure, Kill, Launch, Probe, Victim
 from analyzer.lifecycle.generic import command_port
-from analyzer.lifecycle.listings import UnitRow, systemd_state, unit_rows
+from analyzer.lifecycle.listings import UnitRow, pm2_log_lines, systemd_state, unit_rows
 from analyzer.lifecycle.panes import TmuxLayout, window_of
 from analyzer.lifecycle.world import Instance, World
 from analyzer.shell import kill as killsem
@@ -481,18 +481,14 @@ class UnitSteps(WalkBase):
             self.unit_pid(ev, where, mc, output)
             return
         if mc.action == "logs":
-            for name in mc.names:
-                if (key := f"{where}/{mc.manager}:{name}") not in self.w.instances:
-                    continue
-                lives = self.live.get(key, [])
-                launch = self.w.facts[lives[-1]] if lives else None
-                if not isinstance(launch, Launch) or launch.app is None:
-                    self.log_evidence(ev, key, None, output)  # which server the unit runs is not known: any kind's lines
-                    continue
-                # the lines of the program it runs (`pm2 start "uvicorn …"`: uvicorn's), read as its launch's
-                view = launch.model_copy(update={"server": launch.app})
-                self.log_evidence(ev, key, view, output)
-                launch.pid, launch.pid_event = view.pid, view.pid_event
+            # pm2 marks each app's lines; a log of one named unit is all that unit's
+            by_app = {n: "\n".join(lines) for n, lines in pm2_log_lines(output).items()} \
+                if mc.manager == "pm2" else {}
+            if not by_app and len(mc.names) == 1:
+                by_app = {mc.names[0]: output}
+            for name, text in by_app.items():
+                if (key := f"{where}/{mc.manager}:{name}") in self.w.instances:
+                    self.unit_log(ev, key, text)
             return
         states = self.w.catalog.managers[mc.manager].states
         # a restart answers `api: stopped` then `api: started`: each unit ends as its last line says
@@ -500,6 +496,18 @@ class UnitSteps(WalkBase):
         for row in last.values():
             if (state := states.get(row.status)) is not None:
                 self.unit_row(ev, f"{where}/{mc.manager}:{row.name}", mc.manager, row, state)
+
+    def unit_log(self, ev: ToolEvent, key: str, text: str) -> None:
+        """Lines of a unit's own log, read with the ready and failure lines of the program it runs
+        (``pm2 start "uvicorn …"``: uvicorn's) when that is known, else with any kind's."""
+        lives = self.live.get(key, [])
+        launch = self.w.facts[lives[-1]] if lives else None
+        if not isinstance(launch, Launch) or launch.app is None:
+            self.log_evidence(ev, key, None, text)
+            return
+        view = launch.model_copy(update={"server": launch.app})  # read as a launch of its program
+        self.log_evidence(ev, key, view, text)
+        launch.pid, launch.pid_event = view.pid, view.pid_event
 
     def unit_pid(self, ev: ToolEvent, where: str, mc: ManagerCommand, output: str) -> None:
         """The one PID a ``pid`` query of one unit printed (0 or nothing: it does not run), bound to

@@ -4,7 +4,7 @@ Read from the managers' documented formats:
 
 - ``pm2 list`` / ``pm2 status`` (also the table ``pm2 start|restart|stop`` print): a box table whose
   header names the columns (``id``, ``name`` or ``App name``, ``pid``, ``status``…); statuses
-  ``online``, ``stopped``, ``errored``, ``launching``…;
+  ``online``, ``stopped``, ``errored``, ``launching``…; ``pm2 jlist``: the same as a JSON array;
 - ``supervisorctl status``: ``NAME  STATE  description`` lines, ``api  RUNNING  pid 123, uptime
   0:01:02``, ``worker  FATAL  Exited too quickly (process log may have details)``; and the answers of
   ``start``/``stop``/``restart``: ``api: started``, ``api: ERROR (spawn error)``;
@@ -24,6 +24,7 @@ and cuts ``ID|NAME`` to ten characters); pm2's own lines are ``PM2 | …``.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -60,6 +61,8 @@ def unit_rows(manager: str, output: str) -> list[UnitRow]:
 
 
 def _pm2(output: str) -> list[UnitRow]:
+    if output.lstrip().startswith("[{"):
+        return _pm2_json(output)
     rows: list[UnitRow] = []
     header: list[str] | None = None
     for line in output.splitlines():
@@ -80,6 +83,27 @@ def _pm2(output: str) -> list[UnitRow]:
         ident = row.get("id", "")
         rows.append(UnitRow(name=name, status=status, pid=int(pid) if pid.isdecimal() and pid != "0" else None,
                             ident=int(ident) if ident.isdecimal() else None, line=line.strip()))
+    return rows
+
+
+def _pm2_json(output: str) -> list[UnitRow]:
+    """``pm2 jlist``: a JSON array of apps (``name``, ``pid``, ``pm_id``, ``pm2_env.status``);
+    an entry of the wrong shape is skipped, output that is not JSON lists nothing."""
+    try:
+        apps = json.loads(output)
+    except ValueError:
+        return []
+    rows = []
+    for app in apps if isinstance(apps, list) else []:
+        env = app.get("pm2_env") if isinstance(app, dict) else None
+        name, status = (app.get("name"), env.get("status")) if isinstance(env, dict) else (None, None)
+        if not isinstance(name, str) or not isinstance(status, str) or not name:
+            continue
+        pid, ident = app.get("pid"), app.get("pm_id")
+        rows.append(UnitRow(name=name, status=status,
+                            pid=pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 else None,
+                            ident=ident if isinstance(ident, int) and not isinstance(ident, bool) else None,
+                            line=f"{name} {status}" + (f" pid {pid}" if isinstance(pid, int) and pid > 0 else "")))
     return rows
 
 

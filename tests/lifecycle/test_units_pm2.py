@@ -254,3 +254,20 @@ def test_pm2_logs_of_every_app_are_read_app_by_app(tmp_path: Path) -> None:
     assert w.state_after("local/pm2:api", 2) == "ready"
     (failure,) = w.failures("local/pm2:billing-worker")
     assert "EADDRINUSE" in failure.quote and not w.failures("local/pm2:api")
+
+
+def test_pm2_jlist_lists_apps_as_the_table_does_and_a_bad_entry_is_skipped(tmp_path: Path) -> None:
+    w = world(tmp_path, """\
+  - bash: pm2 start server.js --name api
+  - bash: pm2 jlist
+    output: '[{"pid": 4821, "name": "api", "pm_id": 0, "pm2_env": {"status": "online", "restart_time": 0}},
+      {"pid": 0, "name": "mailer", "pm_id": 1, "pm2_env": {"status": "errored"}},
+      {"pid": true, "name": ["x"], "pm2_env": "online"}, 7,
+      {"pid": 5120, "name": "billing", "pm_id": 2, "pm2_env": {"status": "online"}}]'
+  - bash: pm2 jlist
+    output: '[{"pid": 48'
+""")
+    (launch,) = w.launches("local/pm2:api")
+    assert launch.pid == 4821 and w.state_after("local/pm2:api", 1) == "starting"
+    assert w.instances["local/pm2:billing"].owner == "before" and w.instances["local/pm2:billing"].pids == [5120]
+    assert "local/pm2:mailer" not in w.instances  # errored, and nobody here started it

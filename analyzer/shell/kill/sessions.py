@@ -13,6 +13,8 @@ from analyzer.shell.wrappers import scan_options
 
 __all__ = ["judge_screen", "judge_tmux"]
 
+_INTERRUPT_KEYS = frozenset({"C-c", "C-C", "^C", "^c"})
+"""tmux's names of Ctrl-C (``^`` is the same modifier as ``C-``)."""
 _TMUX_VERBS = frozenset({"kill-session", "kill-server", "kill-window", "kill-pane", "killw", "killp"})
 
 
@@ -76,7 +78,7 @@ def _interrupt(ctx: KillContext, rest: list[str]) -> KillVerdict | None:
     the server the session was started with or typed into it (keys after it may start another)."""
     target = next((rest[k + 1] for k, a in enumerate(rest) if a == "-t" and k + 1 < len(rest)), None)
     keys = [a for k, a in enumerate(rest) if not a.startswith("-") and (k == 0 or rest[k - 1] != "-t")]
-    if "-l" in rest or "C-c" not in keys:
+    if "-l" in rest or not _INTERRUPT_KEYS & set(keys):
         return None  # `-l` sends the words literally: no control key
     v = ctx.verdict("tmux", (2, "INT"), targets=[target] if target else [])
     if target is None:

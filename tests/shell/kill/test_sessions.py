@@ -29,3 +29,11 @@ def test_c_c_to_a_pane_id_names_no_known_pane() -> None:
     a = Process(argv=("uvicorn", "app:api"), tmux_session="api", label="in api")
     (v,) = run("tmux send-keys -t %3 C-c", [a])
     assert labels(v) == [] and v.unresolved == ["%3"] and any("pane id" in n for n in v.notes)
+
+
+def test_ctrl_c_by_any_of_its_tmux_names_and_not_as_literal_text() -> None:
+    a = Process(argv=("uvicorn", "app:api"), tmux_session="api", label="in api")
+    for keys in ("C-c", "^C", "C-C"):
+        (v,) = run(f"tmux send-keys -t api {keys}", [a])
+        assert labels(v) == ["in api"] and v.signal_name == "INT"
+    assert run("tmux send-keys -t api -l C-c", [a]) == []

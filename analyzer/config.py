@@ -40,7 +40,9 @@ class ConfigError(ValueError):
 
 
 class Config(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # validated when a config file is read; the defaults of a run without one are made with
+    # ``model_construct`` (``load_config``), so such a run does not build the validator at all
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     select: list[str] = Field(default_factory=list)
     """Rule names or groups to run; empty means all."""
@@ -138,7 +140,7 @@ def load_config(path: Path | None = None) -> Config:
     """The config at ``path`` (or found from the current folder); defaults when there is none."""
     path = path or find_config()
     if path is None:
-        return Config()
+        return Config.model_construct()  # the defaults, as Config() makes them, unvalidated: nothing to check
     import tomllib
 
     try:

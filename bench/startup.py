@@ -12,6 +12,7 @@ untimed and then ``--runs`` times interleaved; medians of CPU time (user + syste
     python bench/startup.py --profile        # also: a pyinstrument profile of one warm check
     python bench/startup.py --base fbc52f1   # also: check cold and warm with the code of that revision
     python bench/startup.py --head f0bdaf3 --base 8b348b5   # committed code on both sides, not the tree
+    python bench/startup.py --head HEAD --base 0884fa8 --instructions   # also callgrind's count of each (load-proof)
 
 Contenders: ``python -c pass`` (the interpreter), ``python -c "import pydantic, click, orjson"``
 (the libraries every command needs), ``check`` **cold** (an empty cache folder for every run: the
@@ -177,6 +178,29 @@ def phases(fixture: Path, runs: int, folder: Path, head: dict[str, str] | None =
         print(f"  {'sum':24} {total:7.3f}  (then click's parsing, output and exit)")
 
 
+def instructions(fixture: Path, folder: Path, sides: dict[str, dict[str, str]]) -> None:
+    """Instructions of one warm ``check`` per side (``valgrind --tool=callgrind``, ~50x slower): a
+    count the load of a shared machine does not move, unlike CPU time (it does not see what the
+    collector's and the teardown's cache misses cost, only their instructions). ``sides``: label ->
+    the environment of its code; each runs warm, from the cache folder ``measure`` filled for it."""
+    if shutil.which("valgrind") is None:
+        print("instructions: valgrind is not installed")
+        return
+    counts: dict[str, int] = {}
+    for label, env in sides.items():
+        argv = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                sys.executable, "-m", "analyzer", "check", str(fixture)]
+        r = scale.run(argv, folder, env)
+        found = [ln for ln in r.err.splitlines() if "Collected :" in ln]
+        if r.code not in (0, 1) or not found:
+            sys.exit(f"callgrind of {label} failed:\n{r.err[-2000:]}")
+        counts[label] = int(found[-1].rsplit(":", 1)[1])
+    first = next(iter(counts.values()))
+    print("instructions of one warm check (callgrind):")
+    for label, n in counts.items():
+        print(f"  {label:32} {n / 1e6:9.1f} M  {n / first:6.3f}x")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--fixture", type=Path, default=FIXTURE)
@@ -185,6 +209,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--phases", action="store_true", help="also time each phase of one check in one process")
     ap.add_argument("--importtime", action="store_true", help="also list the slowest imports")
     ap.add_argument("--profile", action="store_true", help="also profile one check (pyinstrument)")
+    ap.add_argument("--instructions", action="store_true",
+                    help="also count one warm check's instructions, and the base's (valgrind callgrind)")
     ap.add_argument("--top", type=int, default=30)
     ap.add_argument("--base", metavar="REV", help="also time check with the code of this git revision, side by side")
     ap.add_argument("--head", metavar="REV", help="time check with the code of this revision, not the working tree")
@@ -201,6 +227,13 @@ def main(argv: list[str] | None = None) -> None:
             phases(fixture, args.runs, folder, head, f"at {args.head}" if args.head else "")
             if base is not None:
                 phases(fixture, args.runs, folder, {"PYTHONPATH": str(base[1])}, f"at {base[0]}", "base-cache")
+        if args.instructions:
+            sides = {f"check at {args.head}" if args.head else "check": {**head, "SESSION_ANALYZER_CACHE_DIR":
+                                                                         str(folder / "cache")}}
+            if base is not None:
+                sides[f"check at {base[0]}"] = {"PYTHONPATH": str(base[1]),
+                                                 "SESSION_ANALYZER_CACHE_DIR": str(folder / "base-cache")}
+            instructions(fixture, folder, sides)
         os.environ["SESSION_ANALYZER_CACHE_DIR"] = str(folder / "cache")  # the warm check's folder
         os.environ.update(head)  # the same code for the import list and the profile
         if args.importtime:

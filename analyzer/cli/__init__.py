@@ -53,12 +53,12 @@ def _exit_now(exc: SystemExit) -> None:
     stdout and stderr, nothing the interpreter does at exit is seen by anyone: it only frees every
     module, class and object one by one (~10 ms of a small check, more after a large session),
     memory the process is about to give back. Returns (and the exit goes on as usual) when that
-    is not so: another thread is running or a pool was used (their joins come before the exit
-    handlers), the status is not a plain int, or a flush failed (the usual exit then reports it
+    is not so: another thread is running (the usual exit joins it before the exit handlers; a
+    thread or process pool has threads too, and child processes are multiprocessing's own exit
+    handler's), the status is not a plain int, or a flush failed (the usual exit then reports it
     the usual way)."""
     code = 0 if exc.code is None else exc.code
-    if (not isinstance(code, int) or not -(2**31) <= code < 2**31 or threading.active_count() > 1
-            or "concurrent.futures" in sys.modules or "multiprocessing" in sys.modules):
+    if not isinstance(code, int) or not -(2**31) <= code < 2**31 or threading.active_count() > 1:
         return
     atexit._run_exitfuncs()  # each handler runs once: they are cleared after the run
     try:

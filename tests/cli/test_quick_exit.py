@@ -52,6 +52,31 @@ def test_the_exit_handlers_still_run_the_readings_are_kept(tmp_path: Path) -> No
     db.close()
 
 
+_PROBED = """
+import builtins, sys
+class Probe:
+    def __del__(self):
+        sys.__stderr__.write("TEARDOWN\\n")
+builtins.probe = Probe()  # freed by the interpreter's teardown, if there is one
+from analyzer.cli import main
+main(prog_name="analyzer")
+"""
+
+
+@pytest.mark.parametrize(("args", "teardown"), [
+    (["check", str(SEED)], False),                        # cold: spaCy (and multiprocessing) imported
+    (["check", str(SEED), "--format", "json"], False),
+    (["batch", "--help"], True),                          # not a one-shot command
+])
+def test_the_process_entry_point_skips_the_teardown_of_a_one_shot_command(args: list[str], teardown: bool,
+                                                                          tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SESSION_ANALYZER_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", _PROBED, *args], capture_output=True, text=True, env=env,
+                         cwd=ROOT, check=False, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert ("TEARDOWN" in out.stderr) is teardown
+
+
 def test_commands_that_run_pools_or_servers_end_as_usual() -> None:
     assert "check" in QUICK_EXIT and "report" in QUICK_EXIT
     assert "batch" not in QUICK_EXIT and "guard" not in QUICK_EXIT

@@ -22,6 +22,10 @@ class UnrequestedTeardown(Rule):
 
         A user names a process manager's unit by its name ("restart the worker": the supervisor
         program ``worker``), so ``supervisorctl restart all`` then also stops the other programs.
+        Likewise a compose service ("restart the api"): ``docker compose stop`` or ``down`` of the
+        whole stack then also stops web and db. A user who names the stack as a whole, or no
+        server at all, has asked for nothing narrower: taking the agent's own stack down to
+        redeploy it is not flagged.
 
         Also flagged with no instruction at all: stopping a service the session never started (the
         host's PostgreSQL, to free its port; a pm2 app, supervisor program, brew service or launchd

@@ -153,3 +153,12 @@ def test_graph_shows_the_services_with_their_stack_and_states(tmp_path: Path) ->
     out = CliRunner().invoke(graph, [str(f)]).output
     assert f"{STACK}/api  api service (shop) on local  [stopped]" in out
     assert f"stack: {STACK}" in out and "container: shop-api-1" in out
+
+
+def test_start_of_a_stopped_service_starts_it(tmp_path: Path) -> None:
+    w = world(tmp_path, UP + """\
+  - bash: docker compose stop api
+  - bash: docker compose start api
+    output: ""
+""")
+    assert [c.state for c in w.instances[f"{STACK}/api"].history] == ["starting", "stopped", "starting"]

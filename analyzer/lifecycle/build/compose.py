@@ -105,7 +105,7 @@ class ComposeSteps(WalkBase):
             if verb is None or stack not in self.w.instances:
                 continue  # a stack no ``up`` of this log started: its services are not known here
             stacks.append(stack)
-            if verb.verb == "up":
+            if verb.verb in ("up", "start"):
                 ups.append((stack, verb))
         if not stacks:
             return
@@ -125,7 +125,7 @@ class ComposeSteps(WalkBase):
 
     def up_named(self, ev: ToolEvent, stack: str, services: tuple[str, ...], shown: set[str], output: str,
                  recreate: bool) -> None:
-        """``up SERVICE…`` starts the services it names that the output did not list; with
+        """``up|start SERVICE…`` starts the services it names that the output did not list; with
         ``--force-recreate`` and output that lists none of them, the running ones restart. An
         ``up`` that printed nothing says nothing of a restart."""
         keys = [self.member(stack, s, None) for s in services] if services else \

@@ -43,6 +43,7 @@ import scale  # bench/scale.py: generators and the whole-process runner
 from scale import Run
 
 PEERS = ("claude-code-log", "claude-code-transcripts", "agent-trajviz")
+CACHE = "SESSION_ANALYZER_CACHE_DIR"
 
 
 @dataclass
@@ -90,7 +91,11 @@ def table(results: dict[str, list[Run]], sizes: dict[str, int]) -> dict[str, flo
 
 
 def profile(argv: list[str], cwd: Path, top: int, env: dict[str, str] | None = None) -> None:
-    """``argv`` (``python -m analyzer …``) once under pyinstrument; the functions with the most own time."""
+    """``argv`` (``python -m analyzer …``) once under pyinstrument; the functions with the most own time.
+    The command line is given to ``main`` (``-c``): run as ``-m analyzer`` a one-shot command ends
+    its process at once, before pyinstrument writes its report."""
+    if argv[1:3] == ["-m", "analyzer"]:
+        argv = [argv[0], "-c", "import sys; from analyzer.cli import main; main(sys.argv[1:])", *argv[3:]]
     r = scale.run([sys.executable, "-m", "pyinstrument", "-r", "text", "-p", "flat", "-p", "flat_time=self",
                    *argv[1:]], cwd, env)
     lines = r.out.splitlines()
@@ -147,14 +152,18 @@ def cmd_report(args: argparse.Namespace, folder: Path) -> None:
 def report_one(args: argparse.Namespace, path: Path, folder: Path) -> None:
     """``analyzer report`` on ``path`` against the peers installed, interleaved."""
     folder.mkdir(parents=True, exist_ok=True)
-    head = scale.head_env(args, folder.parent if args.session else folder)
-    lead = ["env", *(f"{k}={v}" for k, v in head.items())] if head else []
+    trees = folder.parent if args.session else folder
+    # each analyzer its own cache folder (unless --env sets one): the spaCy pipeline and the message
+    # readings are kept for one version of the pattern data, so two trees whose data differ, or
+    # anyone's runs of another tree meanwhile, would replace each other's and make every run cold
+    head = {CACHE: str(trees / "cache-head"), **(scale.head_env(args, trees) or {})}
+    lead = ["env", *(f"{k}={v}" for k, v in head.items())]
     analyzer = Contender("analyzer report", lambda o: [*lead, sys.executable, "-m", "analyzer", "report", str(path),
                                                         "-o", str(o)], folder / "out-analyzer.html")
     contenders = [analyzer, *peer_contenders(args.peers_venv, path, folder)]
-    base = scale.base_tree(args, folder.parent if args.session else folder)
+    base = scale.base_tree(args, trees)
     if base is not None:  # the same command with the code of --base, side by side
-        settings = [f"{k}={v}" for k, v in scale.analyzer_env(args).items()]
+        settings = [f"{k}={v}" for k, v in {CACHE: str(trees / "cache-base"), **scale.analyzer_env(args)}.items()]
         contenders.insert(1, Contender(f"analyzer report {base[0]}", lambda o: [
             "env", *settings, f"PYTHONPATH={base[1]}", sys.executable, "-m", "analyzer", "report", str(path), "-o",
             str(o)],

@@ -155,7 +155,7 @@ class Scale:
         seconds = self.times.last is not None and (self.times.last - first).total_seconds() < 900
         for k in range(count):
             want = self.span * k / (count - 1)
-            j = min(range(len(self.offsets)), key=lambda j: abs(self.offsets[j] - want))
+            j = nearest(self.offsets, want)
             x = self._x(self.offsets[j])
             if out and x - out[-1].x < 70:
                 continue
@@ -165,6 +165,18 @@ class Scale:
 
     def break_ticks(self) -> list[Tick]:
         return [Tick(self._x(off + w / 2), f"{duration(real)} idle, shortened") for off, w, real in self.breaks]
+
+
+def nearest(offsets: list[float], want: float) -> int:
+    """The index of the offset closest to ``want``, the first of two as close: ``min`` over every
+    index by distance, found by bisection (offsets only grow; a 50 MB session has 6,600 of them, and
+    each of the axis's ticks scanned them all)."""
+    i = bisect.bisect_left(offsets, want)
+    if i == 0:
+        return 0
+    if i == len(offsets) or abs(offsets[i - 1] - want) <= abs(offsets[i] - want):
+        return i - 1
+    return i
 
 
 def _triangle(x: float, y: float, r: float = 6.5) -> str:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from analyzer.events import Session, ToolEvent, UserEvent
 from analyzer.lifecycle.build import build_world
 from analyzer.report._clean import Cleaner
-from analyzer.report._swimlane import MAX_USER, X0, X1, _thin, build
+from analyzer.report._swimlane import MAX_USER, X0, X1, _thin, build, nearest
 from analyzer.report._when import Times
 
 T0 = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
@@ -41,3 +44,13 @@ def test_an_overnight_pause_is_shortened_to_a_marked_break() -> None:
     # the first three minutes are not squeezed into a pixel by the 14-hour gap
     assert user[2] - X0 > (X1 - X0) * 0.2
     assert len(lane.lanes) == 1 and lane.lanes[0].id == "local:8000"
+
+
+@given(st.lists(st.integers(0, 40), min_size=1, max_size=30, unique=True).map(sorted),
+       st.integers(-5, 45), st.sampled_from([0.0, 0.5, 0.25]))
+def test_the_tick_nearest_a_time_is_the_first_closest_offset(offsets: list[int], want: int, frac: float) -> None:
+    # ticks go where the compressed axis is closest to each even step: the scan it replaced took
+    # the first of two offsets as close
+    points = [float(o) for o in offsets]
+    target = want + frac
+    assert nearest(points, target) == min(range(len(points)), key=lambda j: abs(points[j] - target))

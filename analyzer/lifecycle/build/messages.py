@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePath
 
-from analyzer.events import AssistantEvent, UserEvent
+from analyzer.events import AssistantEvent, ToolEvent, UserEvent
 from analyzer.lifecycle.build._util import (
     _PASTED,
     _SERVER_WORDS,
@@ -26,6 +26,7 @@ from analyzer.lifecycle.language import MessageReading, Target, read_message
 from analyzer.lifecycle.probes import (
     norm_host,
 )
+from analyzer.lifecycle.world import World
 
 _LOCAL_URL = r"(?:https?://)?(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\]):(?P<port>\d{2,5})\b"
 _IN_USE = re.compile(
@@ -80,6 +81,36 @@ def _sentence_around(text: str, at: int) -> str:
 
 class MessageSteps(WalkBase):
     """Steps for user and agent messages: instructions, readiness said in words, corrections."""
+
+    def __init__(self, world: World) -> None:
+        super().__init__(world)
+        self.unbound: list[tuple[Instruction, tuple[int, ...], str, set[str]]] = []
+        """The latest prompt's stops and restarts that name a port no instance held when said
+        ("replace the old TGI container on 8080", "free port 8080"), each with that port, its host
+        and the containers listings showed publishing it: what holds the port, once the log shows
+        it in that turn, is what they name (``bind_late``)."""
+
+    def on_shell(self, ev: ToolEvent) -> None:
+        super().on_shell(ev)
+        if self.unbound:
+            self.bind_late(ev)
+
+    def bind_late(self, ev: ToolEvent) -> None:
+        """Give each unbound instruction the instances that now hold its port: one this call
+        launched or found there (a listener from before the log), or a container a listing showed
+        publishing it (``docker ps``), whoever made it: the user named it by its port."""
+        for ins, ports, host, names in self.unbound:
+            for port in ports:
+                shown = self.containers.publisher(host, port)
+                if shown is not None:
+                    names.add(shown[1].name)
+            found = [key for key, inst in self.w.instances.items() if key not in ins.targets and inst.host == host
+                     and (inst.port in ports or (inst.container is not None and inst.container in names))]
+            for key in found:
+                ins.targets.append(key)
+                self.w.link(f"instance:{key}", f"event:{ins.event}", "requested-by", self.w.position(ins))
+                if ins.event not in self.w.instances[key].requested_at:
+                    self.w.instances[key].requested_at.append(ins.event)
 
     def targets(self, targets: tuple[Target, ...], r: MessageReading, entity_fallback: bool = True) -> list[str]:
         """Instances the targets of one intent refer to. A role word ("the api", "the backend") is
@@ -178,6 +209,7 @@ class MessageSteps(WalkBase):
         return family is not None and (self.w.instances[key].server in family[0] or bool(family[1] & names))
 
     def on_user(self, ev: UserEvent) -> None:
+        self.unbound = []  # a new prompt: the earlier one's instructions are no longer the current ones
         self.user_has_open(ev)
         r = read_message(ev.text)
         if not r.intents:
@@ -202,6 +234,12 @@ class MessageSteps(WalkBase):
                 self.w.link(f"instance:{inst}", f"event:{ev.index}", "requested-by", fi)
                 if ev.index not in self.w.instances[inst].requested_at:
                     self.w.instances[inst].requested_at.append(ev.index)
+            ports = tuple(p for t in targets for p in t.ports)
+            if not insts and ports and action in ("stop", "restart"):
+                hosts = {norm_host(h, "local") for t in targets for h in t.hosts} or {"local"}
+                instruction = self.w.facts[fi]
+                assert isinstance(instruction, Instruction)
+                self.unbound += [(instruction, ports, h, set()) for h in hosts]
         disputed = self.disputed(ev, r)
         if (r.has("correction") or disputed) and self.about_server_state(ev.text, r):
             corrected = self.last_action(ev.index)

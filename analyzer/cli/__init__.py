@@ -12,6 +12,7 @@ import importlib
 import os
 import sys
 import threading
+from types import FrameType
 from typing import Any
 
 from analyzer._memory import paused_gc
@@ -70,12 +71,27 @@ def _exit_now(exc: SystemExit) -> None:
     os._exit(code)
 
 
+def _outermost(caller: FrameType | None) -> bool:
+    """Whether nothing but the interpreter's start-up runs the CLI (``caller`` is the frame that
+    called it): the console script's module, or ``python -m analyzer``'s under runpy's two frames.
+    A tool that runs the CLI inside itself (a profiler, coverage, a debugger: ``python -m cProfile
+    -m analyzer``) has frames of its own below it and acts after it returns, so it gets the usual
+    exit; so does a tracer or profiler set on this thread."""
+    names = []
+    while caller is not None:
+        names.append((caller.f_code.co_name, caller.f_globals.get("__name__")))
+        caller = caller.f_back
+    direct = len(names) == 1 and names[0][0] == "<module>"
+    module = [n for n, _ in names[1:]] == ["_run_code", "_run_module_as_main"] and names[-1][1] == "runpy"
+    return (direct or module) and sys.gettrace() is None and sys.getprofile() is None
+
+
 class LazyGroup(click.Group):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """The process's own entry point (the console script, ``python -m analyzer``: no argv
         passed): as click's, then a one-shot command ends the process at once (``_exit_now``).
         A caller that passes its argv (a test, an embedding program) gets click's plain call."""
-        if args or "args" in kwargs:
+        if args or "args" in kwargs or not _outermost(sys._getframe(1)):
             return super().__call__(*args, **kwargs)
         try:
             return super().__call__(*args, **kwargs)

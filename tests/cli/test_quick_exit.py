@@ -52,29 +52,33 @@ def test_the_exit_handlers_still_run_the_readings_are_kept(tmp_path: Path) -> No
     db.close()
 
 
-_PROBED = """
+_PROBE = """
 import builtins, sys
 class Probe:
     def __del__(self):
         sys.__stderr__.write("TEARDOWN\\n")
 builtins.probe = Probe()  # freed by the interpreter's teardown, if there is one
-from analyzer.cli import main
-main(prog_name="analyzer")
 """
 
 
-@pytest.mark.parametrize(("args", "teardown"), [
-    (["check", str(SEED)], False),                        # cold: spaCy (and multiprocessing) imported
-    (["check", str(SEED), "--format", "json"], False),
-    (["batch", "--help"], True),                          # not a one-shot command
+@pytest.mark.parametrize(("argv", "teardown"), [
+    (["-m", "analyzer", "check", str(SEED)], False),                    # cold: spaCy (multiprocessing) imported
+    (["-c", "from analyzer.cli import main; main()", "check", str(SEED), "--format", "json"], False),
+    (["-m", "analyzer", "batch", "--help"], True),                      # not a one-shot command
+    (["-m", "cProfile", "-m", "analyzer", "check", str(SEED)], True),   # a tool around the CLI acts after it
 ])
-def test_the_process_entry_point_skips_the_teardown_of_a_one_shot_command(args: list[str], teardown: bool,
+def test_the_process_entry_point_skips_the_teardown_of_a_one_shot_command(argv: list[str], teardown: bool,
                                                                           tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "SESSION_ANALYZER_CACHE_DIR": str(tmp_path)}
-    out = subprocess.run([sys.executable, "-c", _PROBED, *args], capture_output=True, text=True, env=env,
-                         cwd=ROOT, check=False, timeout=300)
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(_PROBE)
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path / 'site'}{os.pathsep}{ROOT}",
+           "SESSION_ANALYZER_CACHE_DIR": str(tmp_path / "cache")}
+    out = subprocess.run([sys.executable, *argv], capture_output=True, text=True, env=env, cwd=ROOT, check=False,
+                         timeout=300)
     assert out.returncode == 0, out.stderr
     assert ("TEARDOWN" in out.stderr) is teardown
+    if "cProfile" in argv:
+        assert "function calls" in out.stdout  # the profiler printed its table after the command
 
 
 def test_commands_that_run_pools_or_servers_end_as_usual() -> None:

@@ -40,9 +40,11 @@ class UnrequestedTeardown(Rule):
         container is reported: later ones repeat the same collision.
 
     Known false positives:
-        Instructions that name a server by a nickname the reader does not resolve to an instance;
-        the instruction then looks as if it named nothing, and this rule stays quiet rather than
-        guess. A container the user recreated by hand between two listings reads as someone
+        Instructions that name a server by a nickname the reader does not resolve to an instance.
+        A role word ("the api", "the backend", "the db") names the one live server called so (its
+        container, unit, session, module or log name, else its kind family); when two servers
+        answer to it, or none, the instruction looks as if it named nothing, and this rule stays
+        quiet rather than guess. A container the user recreated by hand between two listings reads as someone
         else's (it is: not the agent's), even when the user meant the agent to clean it up.
 
     How to avoid it:

@@ -26,7 +26,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from analyzer.shell import _isolate, _lexical, _repair, _shfmt, _treesitter
+from analyzer.shell import _isolate, _lexical, _repair, _treesitter
 from analyzer.shell._ast import AndOr, Cmd, Compound, Node, Pipeline, Seq
 from analyzer.shell.model import ParseStatus
 
@@ -91,6 +91,10 @@ def _parse(text: str) -> ParsedLevel:
     if not ts.problems:
         return _done(ts.seq, status, "tree-sitter", notes, cut_at)
     flagged = "tree-sitter self-check: " + "; ".join(dict.fromkeys(ts.problems))
+    # the oracle is imported by the first flagged command only: most sessions have none, and it
+    # and subprocess are ~4 ms of imports
+    from analyzer.shell import _shfmt
+
     if _shfmt.available():
         seq, why = _shfmt.parse(work)
         if seq is not None:

@@ -162,3 +162,34 @@ def test_start_of_a_stopped_service_starts_it(tmp_path: Path) -> None:
     output: ""
 """)
     assert [c.state for c in w.instances[f"{STACK}/api"].history] == ["starting", "stopped", "starting"]
+
+
+def test_a_container_named_in_the_compose_file_is_one_service_and_run_containers_none(tmp_path: Path) -> None:
+    w = world(tmp_path, """\
+  - bash: cd /srv/shop && docker compose up -d && docker compose run --rm api pytest
+    output: |
+       ✔ Container shop-cache  Started
+       ✔ Container shop-api-run-4cf0b9e13ae6  Created
+  - bash: docker compose ps
+    output: |
+      NAME         IMAGE         COMMAND                  SERVICE   CREATED          STATUS          PORTS
+      shop-cache   redis:7       "docker-entrypoint.s…"   cache     10 seconds ago   Up 9 seconds    0.0.0.0:6379->6379/tcp
+""")
+    services = {k: i.port for k, i in w.instances.items() if i.stack == STACK}
+    assert services == {f"{STACK}/shop-cache": 6379}
+
+
+def test_another_projects_container_under_a_service_name_is_not_a_service_of_the_stack(tmp_path: Path) -> None:
+    header = "NAME          IMAGE         COMMAND                  SERVICE   CREATED          STATUS          PORTS"
+    w = world(tmp_path, UP + f"""\
+  - bash: docker compose ps
+    output: |
+      {header}
+      shop-db-1     postgres:16   "docker-entrypoint.s…"   db        10 seconds ago   Up 9 seconds    5432/tcp
+  - bash: docker compose ps -a
+    output: |
+      {header}
+      billing-db    mariadb:11    "docker-entrypoint.s…"   db        2 seconds ago    Up 1 second     3306/tcp
+""")
+    assert w.instances[f"{STACK}/db"].container == "shop-db-1"
+    assert not any(i.container == "billing-db" for i in w.instances.values() if i.stack)

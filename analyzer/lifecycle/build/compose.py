@@ -55,6 +55,8 @@ _PROGRESS_STATE: dict[str, State] = {
     "Killing": "stopped", "Killed": "stopped", "Exited": "stopped", "Error": "failed",
 }
 _RESTARTS = frozenset({"Recreated", "Restarted"})
+_ONE_OFF = re.compile(r"[-_]run[-_][0-9a-f]{12}$")
+"""``docker compose run``'s one-off containers (``repo-api-run-4cf0b9e13ae6``): no service's own."""
 
 
 class ComposeSteps(WalkBase):
@@ -112,6 +114,8 @@ class ComposeSteps(WalkBase):
         shown: set[str] = set()
         for container, word, line in progress_lines(output):
             stack = next((s for s in stacks if container.startswith(s.rsplit(":", 1)[1])), stacks[0])
+            if _ONE_OFF.search(container) or self.containers.foreign(stack.split("/", 1)[0], container):
+                continue  # a one-off `run`, or another project's container the same command stopped
             key = self.member(stack, self.service_of(stack, container), container)
             shown.add(key)
             state = _PROGRESS_STATE.get(word)
@@ -144,12 +148,18 @@ class ComposeSteps(WalkBase):
         a ``docker ps`` row of a service's container shows the same."""
         parts = docker_command(cmd.effective_argv)
         stack = self.stack_key(cmd, where) if parts is not None and parts.compose else None
-        by_container = {i.container: k for k, i in self.w.instances.items()
-                        if i.server == SERVICE_KIND and i.host == where and i.container}
+        services = [(k, i) for k, i in self.w.instances.items()
+                    if i.server == SERVICE_KIND and i.host == where and i.container]
+        by_container = {i.container: k for k, i in services}
+        own = {i.container: k for k, i in services if i.stack == stack}
         for row in rows:
+            found = by_container.get(row.name)
+            if self.containers.foreign(where, row.name) is not None:
+                continue  # another project's container under this one's service name: not this stack's
             if row.service and stack in self.w.instances:
-                key = self.member(stack or "", row.service, row.name)
-            elif (found := by_container.get(row.name)) is not None:
+                # a service already known by its container (``container_name:``) keeps its key
+                key = own.get(row.name) or self.member(stack or "", row.service, row.name)
+            elif found is not None:
                 key = found
             else:
                 continue

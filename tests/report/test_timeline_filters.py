@@ -4,10 +4,12 @@ loop wrote for each row."""
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analyzer.pipeline import analyze
@@ -26,19 +28,27 @@ _SHOWN = st.builds(Shown, _TEXT, _TEXT, st.integers(0, 3), st.integers(0, 3000),
                    st.integers(0, 9000))
 
 
+@cache
+def _template(source: str) -> Any:
+    """Compiled once: compiling per example was most of an example's time (and, on a loaded
+    machine, past hypothesis's deadline)."""
+    return environment().from_string(source)
+
+
 def _both(macro: str, value: object) -> tuple[str, str]:
-    env = environment()
-    by_macro = env.from_string('{% import "_report_macros.html.j2" as m %}{{ m.' + macro + "(x) }}")
-    by_filter = env.from_string("{{ x|" + macro + " }}")
+    by_macro = _template('{% import "_report_macros.html.j2" as m %}{{ m.' + macro + "(x) }}")
+    by_filter = _template("{{ x|" + macro + " }}")
     return by_macro.render(x=value), by_filter.render(x=value)
 
 
+@settings(deadline=None)  # no timing in tests: a shared machine's load is not a failure
 @given(_SEGS)
 def test_segs_filter_is_the_macro(items: list[Seg]) -> None:
     macro, filtered = _both("segs", items)
     assert filtered == macro
 
 
+@settings(deadline=None)
 @given(_SHOWN)
 def test_shown_filter_is_the_macro(text: Shown) -> None:
     macro, filtered = _both("shown", text)
@@ -102,12 +112,12 @@ _ROW = st.builds(
 
 
 def _loops(rows: list[Row]) -> tuple[str, str]:
-    env = environment()
-    old = env.from_string(_OLD_LOOP).render(timeline=rows)
-    new = env.from_string("{% for r in timeline %}{{ r|timeline_row }}{% endfor %}").render(timeline=rows)
+    old = _template(_OLD_LOOP).render(timeline=rows)
+    new = _template("{% for r in timeline %}{{ r|timeline_row }}{% endfor %}").render(timeline=rows)
     return old, new
 
 
+@settings(deadline=None)
 @given(st.lists(_ROW, max_size=3))
 def test_timeline_row_filter_is_the_old_loop(rows: list[Row]) -> None:
     old, new = _loops(rows)

@@ -497,8 +497,18 @@ class LaunchSteps(WalkBase):
         if any(lf != fi for lf in self.live.get(inst, [])):
             return True
         port = self.w.instances[inst].port
-        return port is not None and any(lf != fi and self.w.instances[k].port == port
-                                        for k, lives in self.live.items() for lf in lives)
+        if port is not None and any(lf != fi and self.w.instances[k].port == port
+                                    for k, lives in self.live.items() for lf in lives):
+            return True
+        # one killed in the call that made this launch, or since: a server shutting down gracefully
+        # holds its port for a while after the signal (`kill PID; nohup … &` then EADDRINUSE).
+        # Docker's stop, rm and compose down return once the container is gone: no such grace.
+        since, host = self.w.facts[fi].event, self.w.instances[inst].host
+        return any(isinstance(kill := self.w.facts[h.fact], Kill) and h.state == "stopped" and h.event >= since
+                   and kill.mechanism not in ("docker", "docker-compose")
+                   for k, box in self.w.instances.items() if k == inst or (port is not None and box.port == port
+                                                                          and box.host == host and box.owner == "agent")
+                   for h in box.history)
 
     def ended(self, inst: str, fi: int, state: State, xi: int, why: str) -> None:
         """Launch ``fi`` is over. The instance takes ``state`` when nothing else of it is believed

@@ -379,7 +379,12 @@ class ProbeSteps(WalkBase):
         ready = self.w.catalog.ready_line(kind, text)
         if ready is None and kind == GENERIC_KIND and (heard := listening_line(text)) is not None:
             ready = heard.line  # an unlisted server's ready line is where it says it listens
-        if fail:
+        if fail and launch is not None and isinstance(ev, ToolEvent) and failure_reason(fail) == "address-in-use" \
+                and self.w.position(launch) in self.live.get(inst, []):
+            # a backgrounded server's bind error read from its log or task output: the same refusal
+            # as in the launch's own output, so the port's holder is known the same way
+            self.fail_launch(ev, launch, self.w.position(launch), "address-in-use", fail)
+        elif fail:
             self.state_from(
                 Failure(event=ev.index, instance=inst, reason=failure_reason(fail), quote=fail, detail=f"its log shows: {fail}"),
                 "failed", f"log: {fail}", "reports-failure")

@@ -109,6 +109,12 @@ def kill_after_ready(ctx: Context, f: Finding) -> list[Seg]:
 
 def duplicate_launch(ctx: Context, f: Finding) -> list[Seg]:
     at = f.anchor.index
+    collided = f.details.get("collided")
+    if isinstance(collided, str):
+        # the port was held by a server this log never started: a first launch, not "again"
+        return [*ctx.at(at), Seg(f" the agent launched the {ctx.name(f.instance)}, whose port a server this "
+                                 "session did not start already held ("),
+                Seg(ctx.clean.one_line(collided, 80), "code"), Seg(").")]
     out = [*ctx.at(at), Seg(f" the agent launched the {ctx.name(f.instance)} again")]
     ready = _related(f, "ready-signal")
     prior = _related(f, "prior-launch")
@@ -173,11 +179,20 @@ def unrequested_teardown(ctx: Context, f: Finding) -> list[Seg]:
     asked = [r.index for r in f.related if r.role == "instruction"]
     instructions = [i for e in asked for i in ctx.world.facts_at(e) if isinstance(i, Instruction)]
     wanted = list(dict.fromkeys(ctx.name(t) for i in instructions for t in i.targets))
-    action = instructions[0].action if instructions else "restart"
-    out: list[Seg] = [Seg(f"The user asked to {action} {and_list(['the ' + w for w in wanted]) or 'one server'}")]
+    extra = [str(x) for x in f.details.get("unrequested", [])] or ([f.instance] if f.instance else [])
+    if not instructions:
+        # a server or container the session did not start, stopped while nothing asked for a stop
+        # details name containers by their names ("tgi-old"), servers by their instance names
+        names = [("the " if resolve(ctx.world, x) else "") + ctx.name(x) for x in extra]
+        out: list[Seg] = [*ctx.at(at), Seg(f" the agent stopped {and_list(names)}, which this session did not start")]
+        owner = _related(f, "owner-evidence")
+        if owner is not None:
+            out += [Seg(" (as the log shows at "), Seg(ctx.times.clock(owner), href=f"#event-{owner}"), Seg(")")]
+        return [*out, Seg("; no instruction asked for it.")]
+    action = instructions[0].action
+    out = [Seg(f"The user asked to {action} {and_list(['the ' + w for w in wanted]) or 'one server'}")]
     if asked:
         out += [Seg(" ("), ctx.said(asked[0], 70), Seg(")")]
-    extra = [str(x) for x in f.details.get("unrequested", [])] or ([f.instance] if f.instance else [])
     out += [Seg(", but "), *ctx.at(at, capital=False),
             Seg(f" the agent also stopped {and_list(['the ' + ctx.name(x) for x in extra])}.")]
     down = [x for x in extra if (o := ctx.outage_from(resolve(ctx.world, x), at)) is not None and o.end is None]

@@ -190,6 +190,19 @@ def test_summary_sentences_tell_what_went_wrong() -> None:
     assert "No rule found a coordination failure" in s004
 
 
+def test_summary_sentences_for_servers_the_session_did_not_start() -> None:
+    # docker could not publish :8080 (tgi-old, which no command here ran, holds it); the agent then
+    # removes tgi-old while the user only asked to bring TGI up
+    page = parse(render_html(analyze(ROOT / "fixtures" / "codex" / "rollout-shell-command-tgi.jsonl")))
+    text = " ".join(page.section_text("summary").split())
+    assert "the agent launched the container tgi on local:8080, whose port a server this session did not " \
+           "start already held" in text
+    assert "launched the container tgi on local:8080 again" not in text  # its first launch
+    assert "the agent stopped tgi-old, which this session did not start (as the log shows at 16:20); " \
+           "no instruction asked for it." in text
+    assert "The user asked to restart" not in text  # nobody asked for a restart
+
+
 def test_summary_counts_and_facts() -> None:
     a, page = seed("002-restart-30001-teardown.session.yaml")
     text = page.section_text("summary")

@@ -129,8 +129,10 @@ class UnrequestedTeardown(Rule):
             if not world.user_messages_between(-1, kill.event):
                 continue  # the log holds no request at all (a `claude -p` stream): what was asked is unknown
             names = [world.instances[v.instance].name for v in before if v.instance]
+            first_seen = world.instances[before[0].instance or ""].owner_evidence
             yield self.finding(
                 world, anchor=kill.event, instance=before[0].instance,
+                related=[("owner-evidence", first_seen)] if first_seen is not None else [],
                 message=f"stops {_and(names)}, which ran before this session; no instruction put it in scope",
                 details={"unrequested": names, "asked": []},
             )

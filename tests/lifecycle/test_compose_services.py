@@ -132,7 +132,7 @@ def test_docker_ps_rows_of_a_custom_format_are_read() -> None:
     assert container_rows("tgi-old 0.0.0.0:8080->80/tcp\n") == []  # without the format: not a row
 
 
-def test_a_listed_container_removed_after_docker_refused_its_port_is_someone_elses(tmp_path: Path) -> None:
+def test_a_listed_container_removed_after_docker_refused_its_port_is_the_holder_from_before(tmp_path: Path) -> None:
     w = world(tmp_path, """\
   - user: bring up TGI on port 8080 in docker
   - bash: docker run -d --name tgi -p 8080:80 ghcr.io/huggingface/text-generation-inference:2.4
@@ -144,7 +144,9 @@ def test_a_listed_container_removed_after_docker_refused_its_port_is_someone_els
     output: "tgi-old\\ntgi"
 """)
     (kill,) = w.kills()
-    assert [(v.label, w.instances[v.instance or ""].owner) for v in kill.victims] == [("tgi-old (container)", "other")]
+    # the holder docker's refusal found first, named by the listing after it: one box, not two
+    assert [(v.label, v.instance, w.instances[v.instance or ""].owner) for v in kill.victims] == [
+        ("tgi-old (container)", "local:8080@before", "before")]
 
 
 def test_graph_shows_the_services_with_their_stack_and_states(tmp_path: Path) -> None:

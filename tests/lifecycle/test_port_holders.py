@@ -70,6 +70,26 @@ def test_the_holder_is_the_container_a_listing_showed_publishing_the_port(tmp_pa
     assert not any(k.endswith("@before") for k in w.instances)
 
 
+def test_a_listing_after_the_refusal_names_the_holder_and_its_removal_stops_that_one_box(tmp_path: Path) -> None:
+    w = world(tmp_path, f"""\
+  - user: bring the api up on 8000
+  - bash: docker run -d --name api -p 8000:8000 api:dev
+    output: "{ALLOCATED}"
+    exit: 125
+  - bash: docker ps --format '{{{{.Names}}}} {{{{.Ports}}}}'
+    output: "api-old 0.0.0.0:8000->8000/tcp"
+  - bash: docker rm -f api-old && docker run -d --name api -p 8000:8000 api:dev
+    output: |
+      api-old
+      9f8e7d6c5b4a
+""")
+    holder = w.instances["local:8000@before"]
+    assert (holder.container, holder.label) == ("api-old", "container api-old from before the log")
+    assert [c.state for c in holder.history] == ["ready", "stopped"]
+    # one box for api-old: the kill stops the holder the refusal found, not a second container box
+    assert not any(i.container == "api-old" for k, i in w.instances.items() if k != holder.id)
+
+
 def test_no_holder_is_named_where_the_logs_own_containers_may_hold_the_port(tmp_path: Path) -> None:
     w = world(tmp_path, f"""\
   - bash: docker compose up -d

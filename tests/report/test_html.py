@@ -198,8 +198,8 @@ def test_summary_sentences_for_servers_the_session_did_not_start() -> None:
     assert "the agent launched the container tgi on local:8080, whose port a server this session did not " \
            "start already held" in text
     assert "launched the container tgi on local:8080 again" not in text  # its first launch
-    assert "the agent stopped tgi-old, which this session did not start (as the log shows at 16:20); " \
-           "no instruction asked for it." in text
+    assert "the agent stopped the container tgi-old from before the log on local:8080, which this session " \
+           "did not start (as the log shows at 16:20); no instruction asked for it." in text
     assert "The user asked to restart" not in text  # nobody asked for a restart
 
 

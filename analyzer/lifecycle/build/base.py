@@ -42,6 +42,9 @@ class WalkBase:
         """Launch facts run in the foreground of a background task's shell: when the task ends,
         they have ended (a ``nohup … &`` or ``up -d`` inside the task outlives it)."""
         self.guessed_port: set[int] = set()
+        self.unnamed_containers: set[str] = set()
+        """Boxes of containers from before the log known by a port Docker would not publish, not yet
+        by name (``ComposeSteps.holders_named`` names them from a listing)."""
         """Launch facts whose port is the kind's default, not read from the command."""
         self.maybe_hit: dict[int, list[str]] = {}
         """id of a Kill -> instances it may have stopped unseen (``unseen_children_hit``)."""

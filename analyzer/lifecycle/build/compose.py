@@ -88,6 +88,21 @@ class ComposeSteps(WalkBase):
             elif verb == "ps" and (rows := self.table_rows(ev)):
                 self.containers.listed(where, ev.index, rows)
                 self.services_listed(ev, cmd, where, rows)
+                self.holders_named(where)
+
+    def holders_named(self, where: str) -> None:
+        """A container from before the log known only by the port Docker would not publish (its
+        refusal came first) is the container a listing now shows up and publishing that port: the
+        box learns its name, so a later ``docker rm -f NAME`` stops that box, not a second one."""
+        for key in sorted(self.unnamed_containers):
+            box = self.w.instances[key]
+            if box.host != where or box.port is None:
+                continue
+            shown = self.containers.publisher(where, box.port)
+            if shown is not None and shown[2] is not None:  # someone else's, in the ledger's words
+                box.container = shown[1].name
+                box.label = f"container {shown[1].name} from before the log"
+                self.unnamed_containers.discard(key)
 
     # -- the stack's services ------------------------------------------------------------------
 

@@ -298,7 +298,9 @@ class KillSteps(WalkBase):
             if seen is None:
                 continue
             at, why = seen
-            key = f"{host}/container:{name}@{at}"
+            # the container from before the log a listing named (``holders_named``) is that box
+            key = next((k for k, box in self.w.instances.items() if box.owner == "before" and box.host == host
+                        and box.container == name), f"{host}/container:{name}@{at}")
             if key not in self.w.instances:
                 self.w.instances[key] = Instance(id=key, server="docker", label=f"{name} (container)", host=host,
                                                  container=name, owner="other", owner_evidence=at,

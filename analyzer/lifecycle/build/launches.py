@@ -466,6 +466,8 @@ class LaunchSteps(WalkBase):
             launch.collided = refusal.line
             key = self.before_instance(ev.index, host, port, "container" if refusal.by_container else None,
                                        f"`{' '.join(launch.argv[:4])}` could not publish :{port}: {refusal.line[:120]}")
+            if refusal.by_container:
+                self.unnamed_containers.add(key)
             self.held_port(ev, launch, key, port)
         self.launch_failed(ev, launch, fi, "address-in-use", refusal.line)
 

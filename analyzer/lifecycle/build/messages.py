@@ -346,7 +346,11 @@ class MessageSteps(WalkBase):
         # agents write long messages about many things: only the claim's own words count
         if not any(not t.unspecified for t in targets) and not _SERVER_WORDS.search(quote):
             return  # "reviewers can access it": a claim about something, not clearly a server here
-        for inst in self.targets(targets, r, entity_fallback=False):
+        claimed = self.targets(targets, r, entity_fallback=False)
+        # "TGI is running on :8080": of the servers the words fit, the one that runs, not the old
+        # one the log shows stopped (the words fit both)
+        running = [i for i in claimed if self.live_state(i, ev.index) != "stopped"]
+        for inst in running or claimed:
             fi = self.w.record(Ready(event=ev.index, instance=inst, source="agent", strength="weak",
                                    quote=quote, detail=f"the agent says it is up: {quote!r}"))
             if self.live_state(inst, ev.index) in ("starting", "unknown"):

@@ -40,8 +40,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-
-
 QUICK_EXIT = frozenset(COMMANDS) - {"batch", "guard"}
 """Commands whose process ends without the interpreter's teardown (``LazyGroup.__call__``): the
 one-shot ones; ``batch`` and ``guard`` run pools, threads and servers and end as usual."""

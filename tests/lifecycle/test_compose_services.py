@@ -195,3 +195,14 @@ def test_another_projects_container_under_a_service_name_is_not_a_service_of_the
 """)
     assert w.instances[f"{STACK}/db"].container == "shop-db-1"
     assert not any(i.container == "billing-db" for i in w.instances.values() if i.stack)
+
+
+def test_stopping_every_service_one_by_one_stops_the_stack(tmp_path: Path) -> None:
+    w = world(tmp_path, UP + """\
+  - bash: cd /srv/shop && docker compose stop api
+  - bash: cd /srv/shop && docker compose stop web db
+""")
+    stack = [c.state for c in w.instances[STACK].history]
+    # api alone leaves the stack running; the second stop leaves none of its services up
+    assert stack == ["starting", "stopped"] and w.instances[STACK].history[-1].event == 2
+    assert set(states(w).values()) == {"stopped"}

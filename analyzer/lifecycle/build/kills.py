@@ -364,3 +364,17 @@ class KillSteps(WalkBase):
             for inst in dict.fromkeys(v.instance for v in kill.victims if v.instance):
                 if self.w.instances[inst].stack is not None:
                     self.w.change_state(inst, "starting", fi, f"restarted by {kill.text}")
+        if stop is None:
+            self.stacks_emptied(kill, fi)
+
+    def stacks_emptied(self, kill: Kill, fi: int) -> None:
+        """A kill of services one by one (``docker compose stop api web``, ``docker rm -f
+        shop-api-1``) that leaves every service the log knows of a stack stopped stops the stack
+        too: nothing of it runs any more."""
+        stacks = {self.w.instances[v.instance].stack for v in kill.victims if v.instance}
+        for stack in sorted(s for s in stacks if s is not None):
+            members = [k for k, i in self.w.instances.items() if i.stack == stack]
+            if members and all(self.live_state(k, kill.event) == "stopped" for k in members) \
+                    and self.live_state(stack, kill.event) in ("starting", "ready"):
+                for lf in list(self.live.get(stack, [])):
+                    self.ended(stack, lf, "stopped", fi, f"{kill.text} leaves none of its services running")

@@ -12,6 +12,8 @@ import pytest
 from analyzer.ingest import load
 from analyzer.lifecycle import Instruction, Ready, World
 from analyzer.lifecycle.build import build_world
+from analyzer.lifecycle.build._util import _kind_matches
+from analyzer.lifecycle.world import Instance
 
 
 def _world(tmp_path: Path, *events: str) -> World:
@@ -115,3 +117,13 @@ def test_a_whole_name_wins_over_a_part_of_another(tmp_path: Path) -> None:
                "user: restart the api container")
     [targets] = _targets(w)
     assert [w.instances[t].port for t in targets] == [8000]
+
+
+def test_a_kind_the_user_names_is_a_word_of_a_label_not_a_piece_of_a_name_in_it() -> None:
+    def box(label: str, members: list[str] | None = None) -> Instance:
+        return Instance(id=label, server="docker", label=label, host="local", members=members or [])
+
+    assert _kind_matches("tgi", box("container tgi"))
+    assert not _kind_matches("tgi", box("container tgi-old from before the log"))
+    # a compose stack still answers to its members' service names
+    assert _kind_matches("nginx", box("docker compose (repo)", ["repo-nginx-1"]))

@@ -72,8 +72,9 @@ def _kind_matches(kind: str, inst: Instance) -> bool:
     stack answers to its members' names ("nginx" is the stack whose ``repo-nginx-1`` serves)."""
     if inst.server in _KIND_FAMILY.get(kind, (kind,)):
         return True
-    return kind in (inst.unit or "") or kind in inst.label.lower() or any(
-        re.search(rf"(?<![a-z0-9]){re.escape(kind)}(?![a-z0-9])", m.lower()) for m in inst.members)
+    # a word of the label ("container tgi"), not a piece of a name in it ("container tgi-old …")
+    return kind in (inst.unit or "") or re.search(rf"(?<![\w-]){re.escape(kind)}(?![\w-])", inst.label.lower()) \
+        is not None or any(re.search(rf"(?<![a-z0-9]){re.escape(kind)}(?![a-z0-9])", m.lower()) for m in inst.members)
 
 
 def _frame_label(frame: ShellFrame) -> str:

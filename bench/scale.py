@@ -273,6 +273,12 @@ def compare(paths: list[Path], runs: int, extra: list[str], cwd: Path,
         "floor": (floor_argv(paths), None), "check": (check_argv(paths, extra), head)}
     if base is not None:
         todo[f"check {base[0]}"] = (check_argv(paths, extra), {**(head or {}), "PYTHONPATH": str(base[1])})
+        # one cache folder per tree: the user's holds one spaCy pipeline and one readings store,
+        # so two trees whose pattern data differ would replace each other's and both run cold
+        for name, folder in (("check", "cache-head"), (f"check {base[0]}", "cache-base")):
+            argv, env = todo[name]
+            if "SESSION_ANALYZER_CACHE_DIR" not in (env or {}):
+                todo[name] = (argv, {**(env or {}), "SESSION_ANALYZER_CACHE_DIR": str(cwd / folder)})
     for argv, env in todo.values():
         run(argv, cwd, env)
     results: dict[str, list[Run]] = {name: [] for name in todo}

@@ -289,7 +289,8 @@ class UnitSteps(WalkBase):
         server whose pane is not known stays; so do all when the target's pane is not (``%3``)."""
         verb = next((a for a in v.command.effective_argv[1:] if a in _PANE_VERBS), None)
         if v.mechanism == "screen":
-            verb = "kill-session"  # `screen -X quit|kill`: the session's terminal hangs up
+            # `screen -X stuff ^C` is keys into the window; `-X quit|kill` hangs up the session's terminal
+            verb = "send-keys" if v.signal_name == "INT" else "kill-session"
         if verb is None:
             return
         scope = _PANE_VERBS[verb]

@@ -115,7 +115,9 @@ _SENTENCES: dict[str, Callable[[HitReason], str]] = {
     "tmux session": lambda w: (f"tmux send-keys -t {w.target} C-c interrupts what runs in the foreground of "
                                f"session {w.subject}" if w.verb == "send-keys" else
                                f"tmux {w.verb} closes session {w.subject}, which runs it"),
-    "screen session": lambda w: f"screen -S {w.target} -X {w.verb} ends the session running it",
+    "screen session": lambda w: (f"screen -S {w.target} -X stuff ^C interrupts what runs in the foreground of "
+                                 f"session {w.subject}" if w.verb == "stuff" else
+                                 f"screen -S {w.target} -X {w.verb} ends the session running it"),
     "task": lambda w: f"{w.written} {w.target} stops the background task that started it",
     "pm2 app": lambda w: f"pm2 {w.verb} {w.target} {_stops(w)} pm2 app {w.subject}, which runs it",
     "supervisor program": lambda w: f"supervisorctl {w.verb} {w.target} {_stops(w)} program {w.subject}, which runs it",

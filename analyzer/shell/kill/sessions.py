@@ -15,6 +15,8 @@ __all__ = ["judge_screen", "judge_tmux"]
 
 _INTERRUPT_KEYS = frozenset({"C-c", "C-C", "^C", "^c"})
 """tmux's names of Ctrl-C (``^`` is the same modifier as ``C-``)."""
+_SCREEN_CTRL_C = ("^C", "^c", "\\003")
+"""Ctrl-C as ``screen -X stuff`` writes it."""
 _TMUX_VERBS = frozenset({"kill-session", "kill-server", "kill-window", "kill-pane", "killw", "killp"})
 
 
@@ -102,15 +104,17 @@ def _interrupt(ctx: KillContext, rest: list[str]) -> KillVerdict | None:
 
 
 def judge_screen(ctx: KillContext, argv: list[str]) -> KillVerdict | None:
-    """``screen -S NAME -X quit`` (or ``kill``)."""
+    """``screen -S NAME -X quit`` (or ``kill``), and ``-X stuff '^C'`` (an interrupt)."""
     args = argv[1:]
     if "-X" not in args:
         return None
     cmd_words = args[args.index("-X") + 1 :]
-    if not cmd_words or cmd_words[0] not in ("quit", "kill"):
+    # `-X stuff '^C'` types Ctrl-C into the window (screen reads ^X and \003 as control characters)
+    interrupt = cmd_words[:1] == ["stuff"] and any(k in w for w in cmd_words[1:] for k in _SCREEN_CTRL_C)
+    if not cmd_words or (cmd_words[0] not in ("quit", "kill") and not interrupt):
         return None
     name = next((args[k + 1] for k, a in enumerate(args) if a == "-S" and k + 1 < len(args)), None)
-    v = ctx.verdict("screen", (1, "HUP"), targets=[name] if name else [])
+    v = ctx.verdict("screen", (2, "INT") if interrupt else (1, "HUP"), targets=[name] if name else [])
     hk = host_key(ctx.cmd.host)
     for p in ctx.processes:
         if p.tmux_session is None or host_key(p.host) != hk:
@@ -122,4 +126,6 @@ def judge_screen(ctx: KillContext, argv: list[str]) -> KillVerdict | None:
             v.victims.append(Hit(process=p, why=why))
     if name is None:
         v.unresolved.append("current session")
+    if interrupt:
+        v.notes.append("^C interrupts the window's foreground process only: one started with `&` in it runs on")
     return v

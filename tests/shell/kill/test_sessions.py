@@ -37,3 +37,15 @@ def test_ctrl_c_by_any_of_its_tmux_names_and_not_as_literal_text() -> None:
         (v,) = run(f"tmux send-keys -t api {keys}", [a])
         assert labels(v) == ["in api"] and v.signal_name == "INT"
     assert run("tmux send-keys -t api -l C-c", [a]) == []
+
+
+def test_screen_stuff_ctrl_c_interrupts_the_session_and_other_stuff_kills_nothing() -> None:
+    a = Process(argv=("uvicorn", "app:api"), tmux_session="api", label="in api")
+    b = Process(argv=("npx", "vite"), tmux_session="web", label="in web")
+    for keys in ("'^C'", '"^c"', "'\\003'"):
+        (v,) = run(f"screen -S api -X stuff {keys}", [a, b])
+        assert v.mechanism == "screen" and labels(v) == ["in api"] and v.signal_name == "INT"
+        assert "interrupts what runs in the foreground of session api" in v.victims[0].reason
+    assert run("screen -S api -X stuff 'npm run dev\\n'", [a, b]) == []
+    (q,) = run("screen -S api -X quit", [a, b])
+    assert labels(q) == ["in api"] and q.signal_name == "HUP"

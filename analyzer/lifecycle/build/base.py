@@ -242,6 +242,8 @@ class WalkBase:
             """Defined in ``build.compose``."""
         def with_services(self, insts: list[str], port: int) -> list[str]:
             """Defined in ``build.compose``."""
+        def services_of(self, stack: str) -> list[str]:
+            """Defined in ``build.compose``."""
         def container_output(self, ev: ToolEvent, script: ShellScript) -> None:
             """Defined in ``build.compose``."""
         def ended(self, inst: str, fi: int, state: State, xi: int, why: str) -> None:

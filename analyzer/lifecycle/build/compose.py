@@ -59,6 +59,11 @@ _ONE_OFF = re.compile(r"[-_]run[-_][0-9a-f]{12}$")
 """``docker compose run``'s one-off containers (``repo-api-run-4cf0b9e13ae6``): no service's own."""
 
 
+def _project_of(stack: Instance) -> str:
+    """The compose project a stack instance runs (``shop`` of ``compose:shop``); "" when unnamed."""
+    return stack.container.split(":", 1)[1] if stack.container and ":" in stack.container else ""
+
+
 class ComposeSteps(WalkBase):
     """Steps for declarative stacks: compose project identity, ``up`` reconcile, ``compose ps`` tables,"""
 
@@ -128,7 +133,8 @@ class ComposeSteps(WalkBase):
             return
         shown: set[str] = set()
         for container, word, line in progress_lines(output):
-            stack = next((s for s in stacks if container.startswith(s.rsplit(":", 1)[1])), stacks[0])
+            stack = next((s for s in stacks if (p := _project_of(self.w.instances[s])) and container.startswith(p)),
+                         stacks[0])
             if _ONE_OFF.search(container) or self.containers.foreign(stack.split("/", 1)[0], container):
                 continue  # a one-off `run`, or another project's container the same command stopped
             key = self.member(stack, self.service_of(stack, container), container)
@@ -148,7 +154,7 @@ class ComposeSteps(WalkBase):
         ``--force-recreate`` and output that lists none of them, the running ones restart. An
         ``up`` that printed nothing says nothing of a restart."""
         keys = [self.member(stack, s, None) for s in services] if services else \
-            [k for k, i in self.w.instances.items() if i.stack == stack] if recreate else []
+            self.services_of(stack) if recreate else []
         for key in keys:
             if key in shown:
                 continue
@@ -193,9 +199,13 @@ class ComposeSteps(WalkBase):
         for key, inst in self.w.instances.items():
             if inst.stack == stack and inst.container == container:
                 return key.rsplit("/", 1)[1]
-        project = stack.rsplit(":", 1)[1] if stack.count(":") >= 2 else ""
+        project = _project_of(self.w.instances[stack])
         m = re.fullmatch(rf"{re.escape(project)}[-_](.+)[-_]\d+", container) if project else None
         return m.group(1) if m else container
+
+    def services_of(self, stack: str) -> list[str]:
+        """The instances of the services the log has shown of ``stack``."""
+        return [k for k, i in self.w.instances.items() if i.stack == stack]
 
     def member(self, stack: str, service: str, container: str | None) -> str:
         """The instance of ``service`` of ``stack``, made on its first evidence."""
@@ -203,7 +213,7 @@ class ComposeSteps(WalkBase):
         inst = self.w.instances.get(key)
         if inst is None:
             box = self.w.instances[stack]
-            project = box.container.split(":", 1)[1] if box.container and ":" in box.container else ""
+            project = _project_of(box)
             inst = self.w.instances[key] = Instance(
                 id=key, server=SERVICE_KIND, label=f"{service} service" + (f" ({project})" if project else ""),
                 host=box.host, container=container, stack=stack, owner=box.owner, started_by=box.started_by)
@@ -234,8 +244,7 @@ class ComposeSteps(WalkBase):
         for key, inst in self.w.instances.items():
             if inst.server != SERVICE_KIND or inst.stack is None or self.member_state(key) not in _LIVE:
                 continue
-            stack = self.w.instances[inst.stack]
-            project = stack.container.split(":", 1)[1] if stack.container and ":" in stack.container else ""
+            project = _project_of(self.w.instances[inst.stack])
             service = key.rsplit("/", 1)[1]
             out.append(killsem.Process(host=None if inst.host == "local" else inst.host, kind="server",
                                        label=inst.name, ref=f"instance:{key}",
@@ -253,7 +262,7 @@ class ComposeSteps(WalkBase):
         stack = first.stack or (insts[0] if first.server == "compose" else None)
         if stack is None:
             return insts[:1]
-        services = [k for k, i in self.w.instances.items() if i.stack == stack and i.port == port]
+        services = [k for k in self.services_of(stack) if self.w.instances[k].port == port]
         box = self.w.instances[stack]
         if box.port is None and first.stack is not None:
             # found through its service: a portless stack learns the port only as ``probe_or_log``

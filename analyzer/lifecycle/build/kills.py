@@ -373,7 +373,7 @@ class KillSteps(WalkBase):
         too: nothing of it runs any more."""
         stacks = {self.w.instances[v.instance].stack for v in kill.victims if v.instance}
         for stack in sorted(s for s in stacks if s is not None):
-            members = [k for k, i in self.w.instances.items() if i.stack == stack]
+            members = self.services_of(stack)
             if members and all(self.live_state(k, kill.event) == "stopped" for k in members) \
                     and self.live_state(stack, kill.event) in ("starting", "ready"):
                 for lf in list(self.live.get(stack, [])):

@@ -259,6 +259,12 @@ class UnitSteps(WalkBase):
                 self.unit_restarts.add(id(kill))
         return out
 
+    def running(self, key: str) -> Launch | None:
+        """The latest launch of instance ``key`` still believed running (None: none is)."""
+        lives = self.live.get(key, [])
+        launch = self.w.facts[lives[-1]] if lives else None
+        return launch if isinstance(launch, Launch) else None
+
     def pid_query_victims(self, v: killsem.KillVerdict, hit: set[str | None]) -> list[Victim]:
         """``kill $(pm2 pid api)``, ``kill `supervisorctl pid worker` ``: the PID the manager prints
         for a unit is that unit's process, so the kill hits exactly the unit it names (when it runs)."""
@@ -271,12 +277,11 @@ class UnitSteps(WalkBase):
             if mc is None or mc.verb != "pid" or len(mc.names) != 1:
                 continue
             key = f"{host}/{mc.manager}:{mc.names[0]}"
-            lives = self.live.get(key, [])
-            if key in hit or not (lives or key in self.listed):
+            launch = self.running(key)
+            if key in hit or not (launch or key in self.listed):
                 continue
-            launch = self.w.facts[lives[-1]] if lives else None
             out.append(Victim(label=self.w.instances[key].name, role="server", instance=key,
-                              launch_event=launch.event if isinstance(launch, Launch) else None,
+                              launch_event=launch.event if launch else None,
                               reason=f"{word} is the PID {query[0]} shows for {mc.names[0]}"))
         return out
 
@@ -340,12 +345,10 @@ class UnitSteps(WalkBase):
             if key not in self.w.instances:
                 self.w.instances[key] = Instance(id=key, server="pm2", label=f"pm2 app {name}", host=host,
                                                  unit=name, owner="before")
-            lives = self.live.get(key, [])
-            launch = self.w.facts[lives[-1]] if lives else None
-            started = f"which it started at event {launch.event}" if isinstance(launch, Launch) else \
-                "which this session never started"
+            launch = self.running(key)
+            started = f"which it started at event {launch.event}" if launch else "which this session never started"
             out.append(Victim(label=self.w.instances[key].name, role="server", instance=key,
-                              launch_event=launch.event if isinstance(launch, Launch) else None,
+                              launch_event=launch.event if launch else None,
                               reason=f"`{text}` {mc.verb}s the app {name} of {base}, {started}"))
         return out
 
@@ -501,9 +504,8 @@ class UnitSteps(WalkBase):
     def unit_log(self, ev: ToolEvent, key: str, text: str) -> None:
         """Lines of a unit's own log, read with the ready and failure lines of the program it runs
         (``pm2 start "uvicorn …"``: uvicorn's) when that is known, else with any kind's."""
-        lives = self.live.get(key, [])
-        launch = self.w.facts[lives[-1]] if lives else None
-        if not isinstance(launch, Launch) or launch.app is None:
+        launch = self.running(key)
+        if launch is None or launch.app is None:
             self.log_evidence(ev, key, None, text)
             return
         view = launch.model_copy(update={"server": launch.app})  # read as a launch of its program
@@ -520,9 +522,7 @@ class UnitSteps(WalkBase):
         pid = int(words[0])
         if pid not in self.w.instances[key].pids:
             self.w.instances[key].pids.append(pid)
-        lives = self.live.get(key, [])
-        launch = self.w.facts[lives[-1]] if lives else None
-        if isinstance(launch, Launch):
+        if (launch := self.running(key)) is not None:
             launch.pid, launch.pid_event = pid, ev.index
         elif key in self.listed:
             self.listed[key] = pid

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from analyzer import _codecache
 from analyzer._lazy import lazy_exports
+
+_codecache.install()  # before any module of ours makes a dataclass
 
 __version__ = "0.1.0"
 

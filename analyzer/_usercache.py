@@ -10,10 +10,13 @@ Every caller treats a missing or unusable cache as no cache: the same results, o
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 CACHE_ENV = "SESSION_ANALYZER_CACHE_DIR"
 """Overrides the cache folder; an empty value turns the cache off."""
@@ -54,3 +57,37 @@ def private_folder(folder: Path) -> Path | None:
     except OSError:
         return None
     return folder if stat.S_ISDIR(info.st_mode) and private(info) else None
+
+
+def read_private(path: Path) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file only the user could have written (what is
+    kept here gets loaded as code or pickles); None when it is missing, unreadable or not so."""
+    try:
+        with open(path, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if not stat.S_ISREG(info.st_mode) or not private(info):
+                return None
+            return fh.read()
+    except OSError:
+        return None
+
+
+def write_private(path: Path, write: Callable[[BinaryIO], object]) -> bool:
+    """Replace ``path`` with what ``write`` writes, through a private temporary file in the same
+    folder and a rename, so a reader never sees half a file. False (and nothing raised) when the
+    folder cannot be written; the old file, if any, stays."""
+    import tempfile  # only a process with something new to keep writes
+
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-", suffix=".tmp")
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+        os.replace(tmp, path)
+    except Exception:  # full, read-only meanwhile, or a value that cannot be written
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        return False
+    return True

@@ -18,18 +18,17 @@ read-only, foreign or stale cache is never an error: the caller builds, as witho
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
 import importlib.util
-import os
 import pickle
-import stat
 import sys
 import types
 from pathlib import Path
 from typing import Any
 
-from analyzer._usercache import cache_dir, private, private_dir
+from analyzer._usercache import cache_dir, private_dir, read_private, write_private
 
 _CLI, _INFO = "spacy.cli", "spacy.cli.info"
 
@@ -108,11 +107,10 @@ def load_cached(name: str, key: str) -> Any | None:
     enabled, threshold = gc.isenabled(), gc.get_threshold()
     gc.set_threshold(0)
     try:
-        with open(_path(name, key, folder), "rb") as fh:
-            info = os.fstat(fh.fileno())
-            if not stat.S_ISREG(info.st_mode) or not private(info):
-                return None
-            stored_key, value = pickle.load(fh)
+        data = read_private(_path(name, key, folder))
+        if data is None:
+            return None
+        stored_key, value = pickle.loads(data)
     except Exception:  # missing, unreadable, truncated, or made by another version: build instead
         return None
     finally:
@@ -128,21 +126,11 @@ def store_cached(name: str, key: str, value: Any) -> bool:
     folder = private_dir()
     if folder is None:
         return False
-    import tempfile  # only a process that built the pipeline writes it
-
     target = _path(name, key, folder)
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump((key, value), fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, target)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+    if not write_private(target, lambda fh: pickle.dump((key, value), fh, protocol=pickle.HIGHEST_PROTOCOL)):
+        return False
+    with contextlib.suppress(OSError):  # a folder that cannot be listed keeps the old files
         for old in folder.glob(f"{name}-*.pickle"):
             if old != target:
                 old.unlink(missing_ok=True)
-    except Exception:  # read-only, full, or a file where the folder should be: no cache, same results
-        return False
     return True

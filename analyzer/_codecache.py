@@ -1,0 +1,85 @@
+"""The compiled code of the methods ``@dataclass`` writes, kept in the user's cache folder.
+
+``dataclasses`` writes each class's ``__init__``, ``__repr__``, ``__eq__``… as source text and
+compiles it while the class is made: ~470 compiles, ~35 ms of every command's start-up, as much as
+the rest of the analyzer's own module bodies. The text is the key, so a hit runs exactly the code a
+compile of it gives: it is compiled the way ``dataclasses``' own ``exec`` compiles it (no future
+flags inherited), and the file name carries the interpreter's bytecode magic number, so another
+Python never reads it. Only the analyzer's own modules and rule packs use it; other libraries'
+dataclasses in the same process compile as usual. A missing, foreign or unreadable file is no cache.
+"""
+
+from __future__ import annotations
+
+import atexit
+import builtins
+import dataclasses
+import marshal
+import sys
+from importlib.util import MAGIC_NUMBER
+from pathlib import Path
+from types import CodeType
+from typing import Any
+
+from analyzer._usercache import private_dir, read_private, write_private
+
+_OWN = ("analyzer.", "analyzer_rules")
+"""Module-name prefixes whose dataclasses use the cache: the package's modules and the rule packs
+it loads (``analyzer_rules__…``)."""
+_LIMIT = 4096
+"""Entries kept: a file that grew past it (many versions' texts) keeps only this process's."""
+_NAME = f"dataclass-code-{sys.implementation.cache_tag}-{MAGIC_NUMBER.hex()}.marshal"
+
+_codes: dict[str, CodeType] | None = None
+_used: set[str] = set()
+_dirty = False
+
+
+def _path() -> Path | None:
+    folder = private_dir("bytecode")
+    return None if folder is None else folder / _NAME
+
+
+def _read() -> dict[str, CodeType]:
+    path = _path()
+    data = None if path is None else read_private(path)
+    try:
+        codes = marshal.loads(data) if data else {}
+    except (EOFError, ValueError, TypeError):  # truncated, or not marshal data
+        return {}
+    if not isinstance(codes, dict):
+        return {}
+    return {k: v for k, v in codes.items() if isinstance(k, str) and isinstance(v, CodeType)}
+
+
+def _write() -> None:
+    """At exit: keep what this process compiled."""
+    path = _path() if _dirty and _codes is not None else None
+    if path is None or _codes is None:
+        return
+    codes = _codes if len(_codes) <= _LIMIT else {k: _codes[k] for k in _used}
+    write_private(path, lambda fh: fh.write(marshal.dumps(codes)))
+
+
+def _exec(source: Any, globals: dict[str, Any] | None = None, locals: Any = None, /) -> None:
+    """``exec`` as ``dataclasses`` calls it, with the compiled text looked up first."""
+    global _codes, _dirty
+    name = globals.get("__name__") if globals is not None else None
+    if type(source) is not str or not isinstance(name, str) or not name.startswith(_OWN):
+        return builtins.exec(source, globals, locals)
+    if _codes is None:
+        _codes = _read()
+    code = _codes.get(source)
+    if code is None:
+        # dont_inherit: dataclasses.py has no future imports, this module has
+        code = _codes[source] = compile(source, "<string>", "exec", dont_inherit=True)
+        _dirty = True
+    _used.add(source)
+    return builtins.exec(code, globals, locals)
+
+
+def install() -> None:
+    """Route ``dataclasses``' one ``exec`` through the cache (once per process)."""
+    if getattr(dataclasses, "exec", None) is not _exec:
+        dataclasses.exec = _exec  # type: ignore[attr-defined]  # a module global shadows the builtin
+        atexit.register(_write)

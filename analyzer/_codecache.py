@@ -1,12 +1,13 @@
 """The compiled code of the methods ``@dataclass`` writes, kept in the user's cache folder.
 
 ``dataclasses`` writes each class's ``__init__``, ``__repr__``, ``__eq__``… as source text and
-compiles it while the class is made: ~470 compiles, ~35 ms of every command's start-up, as much as
+compiles it while the class is made: ~680 compiles, ~50 ms of every command's start-up, as much as
 the rest of the analyzer's own module bodies. The text is the key, so a hit runs exactly the code a
 compile of it gives: it is compiled the way ``dataclasses``' own ``exec`` compiles it (no future
 flags inherited), and the file name carries the interpreter's bytecode magic number, so another
-Python never reads it. Only the analyzer's own modules and rule packs use it; other libraries'
-dataclasses in the same process compile as usual. A missing, foreign or unreadable file is no cache.
+Python never reads it. Every dataclass made after ``import analyzer`` uses it, pydantic's and
+annotated_types' too (~210 more of the compiles): the same text gives the same code whoever asks.
+A missing, foreign or unreadable file is no cache.
 """
 
 from __future__ import annotations
@@ -23,9 +24,6 @@ from typing import Any
 
 from analyzer._usercache import private_dir, read_private, write_private
 
-_OWN = ("analyzer.", "analyzer_rules")
-"""Module-name prefixes whose dataclasses use the cache: the package's modules and the rule packs
-it loads (``analyzer_rules__…``)."""
 _LIMIT = 4096
 """Entries kept: a file that grew past it (many versions' texts) keeps only this process's."""
 _NAME = f"dataclass-code-{sys.implementation.cache_tag}-{MAGIC_NUMBER.hex()}.marshal"
@@ -64,8 +62,7 @@ def _write() -> None:
 def _exec(source: Any, globals: dict[str, Any] | None = None, locals: Any = None, /) -> None:
     """``exec`` as ``dataclasses`` calls it, with the compiled text looked up first."""
     global _codes, _dirty
-    name = globals.get("__name__") if globals is not None else None
-    if type(source) is not str or not isinstance(name, str) or not name.startswith(_OWN):
+    if type(source) is not str:
         return builtins.exec(source, globals, locals)
     if _codes is None:
         _codes = _read()

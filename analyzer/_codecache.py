@@ -1,4 +1,5 @@
-"""The compiled code of the methods ``@dataclass`` writes, kept in the user's cache folder.
+"""The compiled code of the methods ``@dataclass`` writes and of string annotations, kept in the
+user's cache folder.
 
 ``dataclasses`` writes each class's ``__init__``, ``__repr__``, ``__eq__``… as source text and
 compiles it while the class is made: ~680 compiles, ~50 ms of every command's start-up, as much as
@@ -7,7 +8,9 @@ compile of it gives: it is compiled the way ``dataclasses``' own ``exec`` compil
 flags inherited), and the file name carries the interpreter's bytecode magic number, so another
 Python never reads it. Every dataclass made after ``import analyzer`` uses it, pydantic's and
 annotated_types' too (~210 more of the compiles): the same text gives the same code whoever asks.
-A missing, foreign or unreadable file is no cache.
+``typing.ForwardRef`` compiles each string annotation the same way (~1,000 per command, most of
+them the fields of pydantic models under ``from __future__ import annotations``), so it is served
+from the same file. A missing, foreign or unreadable file is no cache.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import builtins
 import dataclasses
 import marshal
 import sys
+import typing
 from importlib.util import MAGIC_NUMBER
 from pathlib import Path
 from types import CodeType
@@ -26,7 +30,7 @@ from analyzer._usercache import private_dir, read_private, write_private
 
 _LIMIT = 4096
 """Entries kept: a file that grew past it (many versions' texts) keeps only this process's."""
-_NAME = f"dataclass-code-{sys.implementation.cache_tag}-{MAGIC_NUMBER.hex()}.marshal"
+_NAME = f"generated-code-{sys.implementation.cache_tag}-{MAGIC_NUMBER.hex()}.marshal"
 
 _codes: dict[str, CodeType] | None = None
 _used: set[str] = set()
@@ -59,24 +63,39 @@ def _write() -> None:
     write_private(path, lambda fh: fh.write(marshal.dumps(codes)))
 
 
-def _exec(source: Any, globals: dict[str, Any] | None = None, locals: Any = None, /) -> None:
-    """``exec`` as ``dataclasses`` calls it, with the compiled text looked up first."""
+def _compiled(source: str, mode: str) -> CodeType:
     global _codes, _dirty
-    if type(source) is not str:
-        return builtins.exec(source, globals, locals)
     if _codes is None:
         _codes = _read()
-    code = _codes.get(source)
+    key = f"{mode}\0{source}"
+    code = _codes.get(key)
     if code is None:
-        # dont_inherit: dataclasses.py has no future imports, this module has
-        code = _codes[source] = compile(source, "<string>", "exec", dont_inherit=True)
+        # dont_inherit: the callers' modules have no future imports, this module has
+        code = _codes[key] = builtins.compile(source, "<string>", mode, dont_inherit=True)
         _dirty = True
-    _used.add(source)
-    return builtins.exec(code, globals, locals)
+    _used.add(key)
+    return code
+
+
+def _exec(source: Any, globals: dict[str, Any] | None = None, locals: Any = None, /) -> None:
+    """``exec`` as ``dataclasses`` calls it, with the compiled text looked up first."""
+    if type(source) is not str:
+        return builtins.exec(source, globals, locals)
+    return builtins.exec(_compiled(source, "exec"), globals, locals)
+
+
+def _compile(source: Any, filename: Any, mode: str, *args: Any, **kwargs: Any) -> Any:
+    """``compile`` as ``typing.ForwardRef`` calls it for a string annotation, looked up first."""
+    if type(source) is not str or filename != "<string>" or mode != "eval" or args or kwargs:
+        return builtins.compile(source, filename, mode, *args, **kwargs)
+    return _compiled(source, mode)
 
 
 def install() -> None:
-    """Route ``dataclasses``' one ``exec`` through the cache (once per process)."""
+    """Route ``dataclasses``' one ``exec`` and ``typing``'s one ``compile`` (a string annotation's
+    ``ForwardRef``, ~1,000 of them from pydantic's models) through the cache, once per process."""
     if getattr(dataclasses, "exec", None) is not _exec:
-        dataclasses.exec = _exec  # type: ignore[attr-defined]  # a module global shadows the builtin
+        # a module global shadows the builtin for that module only
+        dataclasses.exec = _exec  # type: ignore[attr-defined]
+        typing.compile = _compile  # type: ignore[attr-defined]
         atexit.register(_write)

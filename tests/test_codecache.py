@@ -56,6 +56,10 @@ def _behaviour(module: types.ModuleType) -> tuple[object, ...]:
             point.tags, module.Point.__init__.__annotations__)
 
 
+def _no_compile(*args: object, **kwargs: object) -> None:
+    raise AssertionError("compiled although the cache holds the text")
+
+
 def _fresh_process_state(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_codecache, "_codes", None)
     monkeypatch.setattr(_codecache, "_dirty", False)
@@ -68,10 +72,10 @@ def test_a_class_made_from_the_cache_behaves_as_a_compiled_one(cache: Path, monk
     assert cache.is_file() and oct(cache.stat().st_mode & 0o777) == "0o600"
 
     _fresh_process_state(monkeypatch)  # the next process
-    def no_compile(*args: object, **kwargs: object) -> None:
-        raise AssertionError("compiled although the cache holds the text")
-    monkeypatch.setattr(_codecache, "compile", no_compile, raising=False)
-    assert _behaviour(_module("analyzer.example_two")) == compiled
+    with monkeypatch.context() as patch:
+        patch.setattr(_codecache.builtins, "compile", _no_compile)
+        module = _module("analyzer.example_two")
+    assert _behaviour(module) == compiled
     assert not _codecache._dirty, "nothing new to keep"
 
 
@@ -118,3 +122,17 @@ def test_a_command_writes_the_cache_once_and_then_only_reads_it(tmp_path: Path) 
     second = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
     assert (second.returncode, second.stdout) == (first.returncode, first.stdout)
     assert stored.stat().st_mtime_ns == written, "a run that compiled nothing new writes nothing"
+
+
+def test_string_annotations_are_served_from_the_cache(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import typing
+
+    assert typing.ForwardRef("dict[str, int] | None")._evaluate(globals(), None, frozenset()) == (dict[str, int] | None)
+    _codecache._write()
+    _fresh_process_state(monkeypatch)
+    with monkeypatch.context() as patch:
+        patch.setattr(_codecache.builtins, "compile", _no_compile)
+        ref = typing.ForwardRef("dict[str, int] | None")
+    assert ref._evaluate(globals(), None, frozenset()) == (dict[str, int] | None)
+    with pytest.raises(SyntaxError):  # an annotation that is no expression fails as it did
+        typing.ForwardRef("not an ( expression")

@@ -90,11 +90,31 @@ def test_every_kind_has_a_gate() -> None:
 
 
 def test_each_gate_literal_is_searched_for_behind_a_character_it_holds() -> None:
-    # a literal grouped under a character it lacks would never be searched for: its kind's secrets
-    # would show in every text without that character
-    grouped = sorted((lit, lower) for rarest, lower, members in redact._LITERALS for lit, _ in members
-                     if rarest in lit)
-    assert grouped == sorted({(lit, gate.lower) for gate in redact._GATES.values() for lit in gate.any_of})
+    # a literal grouped under a character it lacks, or in a cluster whose one search cannot find
+    # it, would never be searched for: its kind's secrets would show in every text without it
+    grouped = []
+    for rarest, lower, search, members in redact._literals():
+        for lit, _ in members:
+            assert rarest in lit
+            assert search is None or search(f"..{lit}..") is not None
+            grouped.append((lit, lower))
+    assert sorted(grouped) == sorted({(lit, gate.lower) for gate in redact._GATES.values() for lit in gate.any_of})
+
+
+def _candidates_one_by_one(text: str) -> set[str]:
+    """The kinds a gate opens, each literal searched for on its own (what the clusters stand for)."""
+    lowered = redact._folded(text).lower()
+    return {kind for kind, gate in redact._GATES.items()
+            if any(lit in (lowered if gate.lower else text) for lit in gate.any_of)}
+
+
+_LITERAL_BITS = sorted({piece for gate in redact._GATES.values() for lit in gate.any_of
+                        for piece in (lit, lit[:2], lit[1:], lit.upper(), lit.lower())})
+
+
+@given(st.lists(st.one_of(st.sampled_from(_LITERAL_BITS), st.text(max_size=6)), max_size=12).map("".join))
+def test_the_clusters_open_exactly_the_kinds_each_literal_would(text: str) -> None:
+    assert redact._candidates(text) == _candidates_one_by_one(text)
 
 
 def test_ordinary_commands_are_untouched() -> None:

@@ -27,7 +27,7 @@ class Diagnostic(BaseModel):
     """Something about the input that a person should know: a record that could not be read, a
     guess the loader made. Never raised: collected on the session."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)  # a clean file has none
 
     level: Level
     """error (a record was lost), warning (read, with a guess) or info."""

@@ -101,7 +101,7 @@ UnitState = Literal["running", "stopped", "failed"]
 class ServerKind(BaseModel):
     """One kind of server."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     name: str
     """Catalog key, e.g. ``sglang``."""
@@ -155,6 +155,8 @@ class ServerKind(BaseModel):
 
 class LaunchMatch(BaseModel):
     """What the catalog read from a launching command."""
+
+    model_config = ConfigDict(defer_build=True)
 
     kind: ServerKind
     port: int | None

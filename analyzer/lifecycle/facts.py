@@ -7,13 +7,16 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 Strength = Literal["strong", "medium", "weak"]
 State = Literal["starting", "ready", "failed", "stopped", "unknown"]
 
 
 class _Fact(BaseModel):
+    # schemas built on first use: a session with no kill or correction never builds those
+    model_config = ConfigDict(defer_build=True)
+
     event: int
     """Index of the event this fact was read from."""
     instance: str | None = None
@@ -112,6 +115,8 @@ class Failure(_Fact):
 class Victim(BaseModel):
     """One process a kill hits, in world terms."""
 
+    model_config = ConfigDict(defer_build=True)
+
     label: str
     """What it is: ``sglang server on gpu1:30001``, ``the remote shell running this command``…"""
     reason: str
@@ -140,6 +145,8 @@ class Victim(BaseModel):
 
 class RelaunchMatch(BaseModel):
     """A launch later in the same command that a kill's pattern matches too."""
+
+    model_config = ConfigDict(defer_build=True)
 
     event: int
     """The launch's event (the kill's own)."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from analyzer.events import Event, Session, UserEvent
 from analyzer.lifecycle.catalog import Catalog
@@ -38,6 +38,8 @@ _SERVER_TALK = re.compile(r"\b(?:server|service|api|app|site|page|endpoint|backe
 class StateChange(BaseModel):
     """One step of an instance's state history."""
 
+    model_config = ConfigDict(defer_build=True)
+
     state: State
     event: int
     """The event that is the evidence."""
@@ -49,6 +51,8 @@ class StateChange(BaseModel):
 
 class Instance(BaseModel):
     """A server identity (host and port, else unit, container or task) over the session."""
+
+    model_config = ConfigDict(defer_build=True)
 
     id: str
     """Stable key: ``gpu1:30001``, ``local:3000``, ``ct200/unit:sglang``, ``task:bash_1``."""

@@ -23,7 +23,7 @@ Via = Literal[
 class Redirect(BaseModel):
     """One redirection of a simple command."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     fd: int | None = None
     """The file descriptor redirected (``2`` in ``2>&1``); None means the operator's default."""
@@ -37,7 +37,7 @@ class ShellFrame(BaseModel):
     """A shell process that runs a command: the harness's ``bash -c``, sshd's ``$SHELL -c``, a
     ``bash -c`` the agent wrote. pkill/pgrep ``-f`` match its ``argv`` joined by spaces."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     argv: tuple[str, ...]
     """The process's argv, e.g. ``("bash", "-c", "<script text>")``."""
@@ -55,6 +55,8 @@ class ShellFrame(BaseModel):
 
 class SimpleCommand(BaseModel):
     """One simple command, after unquoting, at any nesting depth."""
+
+    model_config = ConfigDict(defer_build=True)
 
     argv: list[str]
     """Words as bash would pass them (quotes removed; expansions kept as source text)."""
@@ -116,6 +118,8 @@ ParseStatus = Literal["ok", "recovered", "truncated", "failed"]
 
 class ShellScript(BaseModel):
     """A parsed command string."""
+
+    model_config = ConfigDict(defer_build=True)
 
     source: str
     """The command text as given."""

@@ -44,7 +44,7 @@ def comm_of(argv0: str, limit: int = COMM_LEN_LINUX) -> str:
 class Process(BaseModel):
     """A process a kill could hit, as the caller (the lifecycle stage) knows it at that moment."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     pid: int | None = None
     """Its PID when the log shows it (``echo $!``, ``pgrep`` output); None when unknown."""
@@ -107,7 +107,7 @@ class Process(BaseModel):
 class Above(BaseModel):
     """A process above the kill (a shell of its chain or a lingering wrapper), as data."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     kind: AboveKind
     """``harness``: the agent's wrapper shell; ``remote-shell``: sshd's ``$SHELL -c``; ``su-shell``,
@@ -126,7 +126,7 @@ class Above(BaseModel):
 class HitReason(BaseModel):
     """Why a kill hits one process, as data; :func:`analyzer.shell.kill.reasons.sentence` says it."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     mechanism: Mechanism
     matched: Matched
@@ -161,7 +161,7 @@ class HitReason(BaseModel):
 class Hit(BaseModel):
     """One process a kill hits, and why (as data; ``reason`` is the sentence)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     process: Process
     why: HitReason
@@ -179,6 +179,8 @@ class Hit(BaseModel):
 
 class KillVerdict(BaseModel):
     """What one kill-ish command would hit, as procps/psmisc/bash really behave."""
+
+    model_config = ConfigDict(defer_build=True)
 
     command: SimpleCommand
     mechanism: Mechanism

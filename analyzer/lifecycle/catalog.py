@@ -211,9 +211,10 @@ class Catalog:
         self.managers = {k.name: k for k in kinds if k.manager}
         """The process-manager kinds by name (``pm2``, ``supervisor``, ``brew``, ``launchd``)."""
         self.common_failure = common_failure
-        self._ready = {k.name: [re.compile(p) for p in k.ready] for k in kinds}
-        self._fail = [re.compile(p, re.M) for p in common_failure]
-        self._kind_fail = {k.name: [re.compile(p, re.M) for p in k.failure] for k in kinds}
+        # compiled when first asked for: a session meets a few of the ~60 kinds (~175 regexes)
+        self._ready: dict[str, list[re.Pattern[str]]] = {}
+        self._fail: list[re.Pattern[str]] | None = None
+        self._kind_fail: dict[str, list[re.Pattern[str]]] = {}
         self._by_program: dict[str, list[ServerKind]] = {}
         self._by_module: dict[str, list[ServerKind]] = {}
         self._combined: dict[tuple[str, str | None], re.Pattern[str] | None] = {}
@@ -241,6 +242,8 @@ class Catalog:
                 err = exc.errors()[0]
                 where = ".".join(str(p) for p in err["loc"])
                 raise CatalogError(f"catalog kind {name!r}: {where}: {err['msg']}") from exc
+            if name not in (extra or {}):
+                continue  # the built-in patterns are compiled by the catalog's own tests
             for pattern in kinds[-1].ready + kinds[-1].failure + kinds[-1].answers:
                 try:
                     re.compile(pattern)
@@ -334,7 +337,8 @@ class Catalog:
 
     def ready_line(self, kind: str | None, text: str) -> str | None:
         """The first line of ``text`` that says a server of ``kind`` (any kind if None) is ready."""
-        pats = self._ready.get(kind, []) if kind else [p for ps in self._ready.values() for p in ps]
+        names = [kind] if kind else list(self.by_name)
+        pats = [p for name in names for p in self._compiled(self._ready, name, "ready", 0)]
         return self._first_line(("ready", kind), pats, text)
 
     def detaches(self, kind: str | None, cmd: SimpleCommand) -> bool:
@@ -344,8 +348,20 @@ class Catalog:
 
     def failure_line(self, kind: str | None, text: str) -> str | None:
         """The first line of ``text`` that shows a failure (common or kind-specific)."""
-        pats = self._fail + (self._kind_fail.get(kind, []) if kind else [])
+        if self._fail is None:
+            self._fail = [re.compile(p, re.M) for p in self.common_failure]
+        pats = self._fail + (self._compiled(self._kind_fail, kind, "failure", re.M) if kind else [])
         return self._first_line(("failure", kind), pats, text)
+
+    def _compiled(self, table: dict[str, list[re.Pattern[str]]], kind: str, field: str,
+                  flags: int) -> list[re.Pattern[str]]:
+        """``kind``'s ``field`` patterns (``ready`` or ``failure``), compiled once; none for an
+        unknown kind."""
+        found = table.get(kind)
+        if found is None:
+            entry = self.by_name.get(kind)
+            found = table[kind] = [re.compile(p, flags) for p in getattr(entry, field)] if entry else []
+        return found
 
     def _first_line(self, key: tuple[str, str | None], pats: list[re.Pattern[str]], text: str) -> str | None:
         """The first line of ``text`` that one of ``pats`` matches, stripped."""

@@ -93,3 +93,14 @@ def test_user_catalog_entries_extend_and_override() -> None:
 def test_user_catalog_errors_name_the_kind(extra: dict, message: str) -> None:  # type: ignore[type-arg]
     with pytest.raises(CatalogError, match=message):
         Catalog.load(extra)
+
+
+def test_every_built_in_pattern_compiles() -> None:
+    # the catalog compiles its own patterns only when a kind is first asked about, and checks only
+    # a user's entries when it loads, so a bad built-in regex would surface here, not in a session
+    import re
+
+    for kind in default_catalog().kinds:
+        for field in ("ready", "failure", "answers"):
+            for pattern in getattr(kind, field):
+                re.compile(pattern, re.M)

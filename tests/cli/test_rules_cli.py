@@ -34,7 +34,7 @@ def entry_point_pack(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterato
     write_entry_point_pack(tmp_path / "site", "cli_acme_rules")
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     ep = EntryPoint(name="acme", value="cli_acme_rules", group=loader.ENTRY_POINT_GROUP)
-    monkeypatch.setattr(loader, "entry_points", lambda group: [ep])
+    monkeypatch.setattr(loader, "registered", lambda group=loader.ENTRY_POINT_GROUP: [ep])
     yield
     sys.modules.pop("cli_acme_rules", None)
 

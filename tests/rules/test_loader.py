@@ -28,8 +28,8 @@ def entry_point(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Ent
     write_entry_point_pack(tmp_path / "site")
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     ep = EntryPoint(name="acme", value="acme_rules", group=ENTRY_POINT_GROUP)
-    monkeypatch.setattr(loader, "entry_points",
-                        lambda group: [ep] if group == ENTRY_POINT_GROUP else [])
+    monkeypatch.setattr(loader, "registered",
+                        lambda group=ENTRY_POINT_GROUP: [ep] if group == ENTRY_POINT_GROUP else [])
     yield ep
     sys.modules.pop("acme_rules", None)  # the next test's pack is another folder
 
@@ -67,7 +67,7 @@ def test_an_entry_point_rule_loads_runs_and_passes_its_cases(entry_point: EntryP
 
 def test_an_entry_point_that_fails_to_import_is_a_warning_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
     ep = EntryPoint(name="broken", value="no_such_module_xyz", group=ENTRY_POINT_GROUP)
-    monkeypatch.setattr(loader, "entry_points", lambda group: [ep])
+    monkeypatch.setattr(loader, "registered", lambda group=loader.ENTRY_POINT_GROUP: [ep])
     ruleset = load_rules()
     assert set(ruleset.rules) == BUILTIN
     [w] = ruleset.warnings
@@ -112,3 +112,22 @@ def test_a_missing_folder_is_a_warning(tmp_path: Path) -> None:
     ruleset = load_rules([tmp_path / "nope"], entry_point_packs=False)
     assert ruleset.warnings == [f"{tmp_path / 'nope'}: rules folder not found"]
     assert set(ruleset.rules) == BUILTIN
+
+
+def test_entry_points_are_scanned_once_while_nothing_on_sys_path_changes(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("SESSION_ANALYZER_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    (tmp_path / "site").mkdir()
+    scans: list[str] = []
+    ep = EntryPoint(name="acme", value="acme_rules", group=ENTRY_POINT_GROUP)
+    monkeypatch.setattr(loader, "entry_points", lambda group: scans.append(group) or [ep])
+
+    assert loader.registered() == [ep]
+    assert loader.registered() == [ep] and len(scans) == 1, "the second answer comes from the cache"
+    (tmp_path / "site" / "acme_rules-1.0.dist-info").mkdir()  # an install changes its folder
+    assert loader.registered() == [ep] and len(scans) == 2
+    (tmp_path / "cache" / "entry-points.json").write_text("{not json", "utf-8")
+    assert loader.registered() == [ep] and len(scans) == 3, "a damaged file is scanned again"
+    monkeypatch.setenv("SESSION_ANALYZER_CACHE_DIR", "")
+    assert loader.registered() == [ep] and len(scans) == 4, "no cache: every call scans"

@@ -102,13 +102,19 @@ def load_folder(folder: Path, ruleset: RuleSet, origin: str) -> None:
 
 
 def _path_key(group: str) -> str:
-    """What the group's entry points depend on: the folders and archives on ``sys.path`` and when
-    each last changed (installing or removing a distribution adds or removes its ``*.dist-info``
-    folder there, which changes the folder's time)."""
+    """What the group's entry points depend on: each folder on ``sys.path`` that holds
+    distribution metadata, and when it last changed (installing, upgrading or removing a
+    distribution adds or removes a ``*.dist-info`` folder there, which changes the folder's time).
+    A folder without metadata counts by that alone, so the working directory of ``python -m``,
+    whose time changes with every file made in it, does not make the key change."""
     stamps: list[tuple[str, int | None]] = []
     for entry in sys.path:
         try:
-            stamps.append((entry, os.stat(entry or ".").st_mtime_ns))
+            folder = entry or "."
+            if os.path.isdir(folder) and not any(
+                    n.endswith((".dist-info", ".egg-info")) for n in os.listdir(folder)):
+                continue
+            stamps.append((entry, os.stat(folder).st_mtime_ns))
         except OSError:
             stamps.append((entry, None))
     return hashlib.sha256(json.dumps([group, sys.version, stamps]).encode()).hexdigest()

@@ -131,3 +131,16 @@ def test_entry_points_are_scanned_once_while_nothing_on_sys_path_changes(
     assert loader.registered() == [ep] and len(scans) == 3, "a damaged file is scanned again"
     monkeypatch.setenv("SESSION_ANALYZER_CACHE_DIR", "")
     assert loader.registered() == [ep] and len(scans) == 4, "no cache: every call scans"
+
+
+def test_a_folder_without_distributions_does_not_make_the_entry_points_be_scanned_again(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("SESSION_ANALYZER_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "work").mkdir()
+    monkeypatch.syspath_prepend(str(tmp_path / "work"))  # like the working directory of python -m
+    scans: list[str] = []
+    monkeypatch.setattr(loader, "entry_points", lambda group: scans.append(group) or [])
+    loader.registered()
+    (tmp_path / "work" / "notes.txt").write_text("a file made where the user works", "utf-8")
+    loader.registered()
+    assert len(scans) == 1

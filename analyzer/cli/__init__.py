@@ -91,6 +91,10 @@ class LazyGroup(click.Group):
         A caller that passes its argv (a test, an embedding program) gets click's plain call."""
         if args or "args" in kwargs or not _outermost(sys._getframe(1)):
             return super().__call__(*args, **kwargs)
+        # The process is the analyzer's own, and so are the models it validates: pydantic's scan
+        # of every distribution for its plugins (~5 ms) finds nothing for them to watch. A value
+        # the user set, empty included, is kept.
+        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
         try:
             return super().__call__(*args, **kwargs)
         except SystemExit as exc:

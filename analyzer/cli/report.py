@@ -69,7 +69,7 @@ def command(path: str, output: str | None, templates: str | None, no_redact: boo
         # a regular file is replaced whole at the end; a pipe, a device or a link is written into
         direct = out.is_symlink() or (out.exists() and not out.is_file())
         write_html(analysis, out, redact=not no_redact, templates=Path(templates) if templates else None,
-                   rules=analyzer.ruleset.rules, atomic=not direct, guard=guard)
+                   rules=analyzer.ruleset.rules, atomic=not direct, guard=guard, keep_markdown=True)
     except Exception as exc:  # a broken user template or an unwritable output: say which, no traceback
         import jinja2
 

@@ -156,11 +156,12 @@ def timeline_row(r: Any) -> Written:
         out.append(f'      <pre class="text mono">{h(r.input)}</pre>\n')
     elif r.text and r.markdown:
         text = r.text
-        out.append(f'      <div class="text md">{h(markdown(text.head))}')
+        head, tail = r.html if r.html is not None else (markdown(text.head), None)
+        out.append(f'      <div class="text md">{h(head)}')
         if text.cut:
             out.append(f'<p class="cut">{h(text.note)}</p>')
             if text.tail:
-                out.append(h(markdown(text.tail)))
+                out.append(h(tail if tail is not None else markdown(text.tail)))
         out.append("</div>\n")
     elif r.text:
         out.append(f'      <pre class="text">{shown(r.text)}</pre>\n')

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import orjson
+from markupsafe import Markup
 
 from analyzer.events import AssistantEvent, SystemEvent, ToolEvent, UserEvent
 from analyzer.lifecycle.facts import Fact, Kill
@@ -39,6 +40,8 @@ class Row:
     text: Shown | None = None
     markdown: bool = False
     """``text`` is the agent's message: shown as Markdown."""
+    html: tuple[Markup, Markup] | None = None
+    """With ``markdown``: the text's head and tail as HTML, when made beforehand (``html.report_context``)."""
     command_head: list[Seg] = field(default_factory=list)
     command_tail: list[Seg] = field(default_factory=list)
     command_note: str = ""

@@ -28,6 +28,7 @@ from analyzer.report._clean import Cleaner, Seg, with_code
 from analyzer.report._env import environment
 from analyzer.report._evidence import Excerpt, excerpt, where_of
 from analyzer.report._impact import Impact, impacts
+from analyzer.report._markdown import rendered
 from analyzer.report._summary import Context, resolve, sentence
 from analyzer.report._swimlane import Swimlane
 from analyzer.report._swimlane import build as build_swimlane
@@ -178,10 +179,12 @@ def _model(a: Analysis) -> str:
 
 
 def report_context(analysis: Analysis, *, redact: bool = True, rules: Mapping[str, LoadedRule] | None = None,
-                   guard: GuardLog | None = None, index: str | None = None) -> dict[str, Any]:
+                   guard: GuardLog | None = None, index: str | None = None,
+                   keep_markdown: bool = False) -> dict[str, Any]:
     """Everything the templates show, already redacted and cut; ``guard``: the live guard's
     decisions on this session, shown on their timeline rows and in the summary; ``index``: the
-    link back to the batch index this report belongs to."""
+    link back to the batch index this report belongs to; ``keep_markdown``: the agent messages'
+    HTML kept in the user's cache folder for the next report of this session (``_markdown.rendered``)."""
     a = analysis
     session, world = a.session, a.world
     rules = rules if rules is not None else _default_rules()
@@ -193,6 +196,7 @@ def report_context(analysis: Analysis, *, redact: bool = True, rules: Mapping[st
     findings = _finding_views(a, ordered, times, clean, ctx, rules)
     story = sorted(findings, key=lambda v: (v.anchor, -severity_rank(v.severity)))
     timeline: list[Row] = rows(world, times, clean, _badges(ordered))
+    _messages_html(timeline, keep_markdown)
     swimlane: Swimlane = build_swimlane(world, times, clean)
     guard_summary = None
     if guard is not None:
@@ -249,6 +253,16 @@ def report_context(analysis: Analysis, *, redact: bool = True, rules: Mapping[st
     return context
 
 
+def _messages_html(timeline: list[Row], keep: bool) -> None:
+    """The agent messages' Markdown as HTML, made for the whole page at once (so that a page's
+    can be kept and read back in one piece)."""
+    shown = [r for r in timeline if r.markdown and r.text]
+    texts = [t for r in shown if r.text for t in (r.text.head, r.text.tail if r.text.cut else "")]
+    html = rendered(texts, keep=keep)
+    for n, r in enumerate(shown):
+        r.html = (html[2 * n], html[2 * n + 1])
+
+
 def _impact_view(imp: Impact, times: Times, clean: Cleaner) -> dict[str, Any]:
     outs = [{
         "start": o.start, "start_time": times.clock(o.start, seconds=True), "requested": o.requested,
@@ -280,7 +294,7 @@ def iter_html(analysis: Analysis, *, redact: bool = True, templates: Path | None
 
 @contextlib.contextmanager
 def _rendering(analysis: Analysis, *, redact: bool, templates: Path | None, rules: Mapping[str, LoadedRule] | None,
-               guard: GuardLog | None, index: str | None) -> Iterator[Iterator[str]]:
+               guard: GuardLog | None, index: str | None, keep_markdown: bool = False) -> Iterator[Iterator[str]]:
     """``iter_html``'s pieces with the cycle collector paused, and the view model emptied when
     they have been used. The rows and pieces make no cycles and are freed as they go; the
     collections they set off each scanned the session and its world again (on a 50 MB session
@@ -290,7 +304,8 @@ def _rendering(analysis: Analysis, *, redact: bool, templates: Path | None, rule
     with paused_gc():
         env = environment(Path(templates).resolve() if templates is not None else None)
         template = env.get_template(TEMPLATE)
-        context = report_context(analysis, redact=redact, rules=rules, guard=guard, index=index)
+        context = report_context(analysis, redact=redact, rules=rules, guard=guard, index=index,
+                                 keep_markdown=keep_markdown)
         try:
             yield template.generate(**context)
         finally:
@@ -310,13 +325,16 @@ def render_html(analysis: Analysis, *, redact: bool = True, templates: Path | No
 
 def write_html(analysis: Analysis, path: Path, *, redact: bool = True, templates: Path | None = None,
                rules: Mapping[str, LoadedRule] | None = None, atomic: bool = True,
-               guard: GuardLog | None = None, index: str | None = None) -> None:
+               guard: GuardLog | None = None, index: str | None = None, keep_markdown: bool = False) -> None:
     """Write the postmortem into ``path`` piece by piece, never holding the whole document (for a
     500 MB session the page is ~90 MB, and its pieces took ~350 MB more). ``atomic``: through a
     temporary file beside ``path``, so an error half-way (a template, a full disk) leaves no
     half-written report and a symlink planted at ``path`` is replaced, not written through; else
-    straight into ``path`` (a pipe, ``/dev/stdout``, a link the user chose)."""
-    with _rendering(analysis, redact=redact, templates=templates, rules=rules, guard=guard, index=index) as pieces:
+    straight into ``path`` (a pipe, ``/dev/stdout``, a link the user chose). ``keep_markdown``:
+    the agent messages' HTML kept for the next report of this session (``report``, not ``batch``,
+    which keeps whole reports of unchanged sessions)."""
+    with _rendering(analysis, redact=redact, templates=templates, rules=rules, guard=guard, index=index,
+                    keep_markdown=keep_markdown) as pieces:
         _write(pieces, path, atomic)
 
 

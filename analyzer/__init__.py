@@ -10,12 +10,15 @@ The public API is small; everything else is private modules:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from analyzer._memory import paused_gc
 
-from analyzer import _codecache
-from analyzer._lazy import lazy_exports
+with paused_gc():  # typing, dataclasses, inspect and the rest live as long as the process: 16 passes for nothing
+    from typing import TYPE_CHECKING
 
-_codecache.install()  # before any module of ours makes a dataclass
+    from analyzer import _codecache
+    from analyzer._lazy import lazy_exports
+
+    _codecache.install()  # before any module of ours makes a dataclass
 
 __version__ = "0.1.0"
 

@@ -30,6 +30,7 @@ user stopped the agent's turn).
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -103,15 +104,78 @@ def _expanded_size(node: yaml.Node, limit: int) -> int:
     return sizes[id(node)]
 
 
+_CLOADER: type[yaml.SafeLoader] | None = getattr(yaml, "CSafeLoader", None)
+"""libyaml's loader when PyYAML was built with it: composing a fixture in C is ~30x faster than in
+Python (8 ms for a seed fixture, most of a small ``check``'s reading)."""
+
+_PURE_ONLY = re.compile(r"\t|(?:^|[\s\[\]{},])!|[|>][-+0-9]*#|" + yaml.reader.Reader.NON_PRINTABLE.pattern, re.M)
+"""Text the C loader reads where the pure one differs, which then reads it as it always did: a tab
+(libyaml takes tabs where the pure scanner refuses them), a tag (``!``: libyaml reads the bare
+``!`` as text, the pure loader as null), a block scalar header run into a comment (``>#``) and the
+characters the pure reader refuses (``special characters are not allowed``)."""
+
+C_DEPTH = 100
+"""Nesting the C composer is trusted with. The pure composer recurses (about three frames a level)
+and fails deep documents with ``RecursionError`` ("nested too deep"); libyaml goes deeper, so a
+deeper tree is composed again the pure way and fails (or not) exactly as before."""
+
+
+def _compose(text: str) -> yaml.Node | None:
+    """The node tree of ``text``, composed by libyaml where that gives what the pure loader gives;
+    else (text ``_PURE_ONLY`` finds, a tree ``_same_as_pure`` doubts, any YAML error, whose wording
+    is libyaml's own) the pure loader composes it, so its trees, errors and messages are the ones
+    users and tests see. Same trees: every fixture and case file, and fuzzed ones
+    (``tests/ingest/test_fixture_yaml.py``)."""
+    if _CLOADER is not None and not _PURE_ONLY.search(text):
+        try:
+            node = yaml.compose(text, Loader=_CLOADER)
+        except yaml.YAMLError:
+            pass
+        else:
+            if node is None or _same_as_pure(node, C_DEPTH):
+                return node
+    return yaml.compose(text, Loader=yaml.SafeLoader)
+
+
+def _same_as_pure(node: yaml.Node, limit: int) -> bool:
+    """Whether the pure composer gives this tree too, as far as the known differences go: it nests
+    at most ``limit`` levels and no plain scalar inside a flow collection holds a ``?`` (``{a: b?}``:
+    the pure scanner ends the scalar there and fails). Iterative; an alias is seen once. (The two
+    also place some empty values on other lines, but not a sequence item, whose line is the only
+    one read: events', cases'.)"""
+    seen: set[int] = set()
+    stack: list[tuple[yaml.Node, int, bool]] = [(node, 1, False)]
+    while stack:
+        n, depth, in_flow = stack.pop()
+        if depth > limit:
+            return False
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if isinstance(n, yaml.ScalarNode):
+            if in_flow and not n.style and "?" in n.value:
+                return False
+            continue
+        flow = in_flow or bool(getattr(n, "flow_style", False))  # a collection node's
+        if isinstance(n, yaml.SequenceNode):
+            stack.extend((c, depth + 1, flow) for c in n.value)
+        elif isinstance(n, yaml.MappingNode):
+            stack.extend((c, depth + 1, flow) for pair in n.value for c in pair)
+    return True
+
+
 def read_yaml(path: Path) -> tuple[yaml.Node | None, Any]:
-    """The composed node tree (for line numbers) and the plain data of a YAML file. An alias bomb
-    or a document nested too deep for the (recursive) YAML composer is an ``IngestError``."""
+    """The composed node tree (for line numbers) and the plain data of a YAML file, parsed once
+    (the data is constructed from the tree, as ``yaml.safe_load`` does). An alias bomb or a
+    document nested too deep for the (recursive) YAML composer is an ``IngestError``."""
     try:
         text = read_regular(path).decode("utf-8")
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        if node is not None and _expanded_size(node, MAX_NODES + 1) > MAX_NODES:
+        node = _compose(text)
+        if node is None:
+            return None, None
+        if _expanded_size(node, MAX_NODES + 1) > MAX_NODES:
             raise IngestError(path, f"YAML aliases expand to over {MAX_NODES:,} nodes (an alias bomb); not read")
-        return node, yaml.safe_load(text)
+        return node, yaml.SafeLoader("").construct_document(node)
     except OSError as exc:
         raise IngestError(path, f"cannot read: {exc.strerror or exc}") from exc
     except RecursionError as exc:

@@ -1,79 +1,121 @@
-"""The compiled code of the methods ``@dataclass`` writes and of string annotations, kept in the
-user's cache folder.
+"""What deterministic compilers make at every start-up, kept in the user's cache folder: the code of
+the methods ``@dataclass`` writes, of string annotations, and the programs of regular expressions.
 
-``dataclasses`` writes each class's ``__init__``, ``__repr__``, ``__eq__``… as source text and
-compiles it while the class is made: ~680 compiles, ~50 ms of every command's start-up, as much as
-the rest of the analyzer's own module bodies. The text is the key, so a hit runs exactly the code a
-compile of it gives: it is compiled the way ``dataclasses``' own ``exec`` compiles it (no future
-flags inherited), and the file name carries the interpreter's bytecode magic number, so another
-Python never reads it. Every dataclass made after ``import analyzer`` uses it, pydantic's and
-annotated_types' too (~210 more of the compiles): the same text gives the same code whoever asks.
-``typing.ForwardRef`` compiles each string annotation the same way (~1,000 per command, most of
-them the fields of pydantic models under ``from __future__ import annotations``), so it is served
-from the same file. A missing, foreign or unreadable file is no cache.
+A command's start-up compiled the same things each time:
+
+- ``dataclasses`` writes each class's ``__init__``, ``__repr__``, ``__eq__``… as source text and
+  compiles it while the class is made (~680 compiles: ours, pydantic's, annotated_types');
+- ``typing.ForwardRef`` compiles each string annotation (~1,000, most of them pydantic models'
+  fields under ``from __future__ import annotations``);
+- ``re`` parses and compiles every pattern in pure Python (~200 at import, ours and our
+  dependencies': PyYAML's, email's, tomllib's…).
+
+Together ~100 ms of a small check. Each is kept keyed by its exact input, so a hit is what the
+compiler would make of it: code is compiled as its caller compiles it (no future flags inherited),
+a regex program is the one ``re``'s own compiler gives (checked against it when installed: a Python
+whose ``re`` internals differ gets no regex cache), and the file names carry the interpreter's
+bytecode magic and ``_sre``'s, so another Python never reads them. Every caller in the process uses
+them once ``analyzer`` is imported: the same input gives the same output whoever asks (a warning
+the regex parser gives of a pattern is given by the run that compiles it, not by later ones). A
+missing, foreign or unreadable file is no cache.
 """
 
 from __future__ import annotations
 
+import _sre  # type: ignore[import-not-found]  # re's C engine: no stubs
 import atexit
 import builtins
 import dataclasses
 import marshal
+import re
 import sys
 import typing
+from collections.abc import Callable
 from importlib.util import MAGIC_NUMBER
 from pathlib import Path
+from re import _compiler, _parser  # type: ignore[attr-defined]
 from types import CodeType
 from typing import Any
 
 from analyzer._usercache import private_dir, read_private, write_private
 
 _LIMIT = 4096
-"""Entries kept: a file that grew past it (many versions' texts) keeps only this process's."""
-_NAME = f"generated-code-{sys.implementation.cache_tag}-{MAGIC_NUMBER.hex()}.marshal"
-
-_codes: dict[str, CodeType] | None = None
-_used: set[str] = set()
-_dirty = False
+"""Entries kept per file: a file that grew past it (many versions' inputs) keeps only this process's."""
+_TAG = f"{sys.implementation.cache_tag}-{MAGIC_NUMBER.hex()}"
 
 
-def _path() -> Path | None:
-    folder = private_dir("bytecode")
-    return None if folder is None else folder / _NAME
+class _Kept:
+    """One marshal file of compiled things keyed by their input, read when first asked and
+    written at exit when something was added."""
+
+    def __init__(self, name: str, valid: Callable[[object, object], bool]) -> None:
+        self.name = name
+        self.valid = valid
+        self.table: dict[Any, Any] | None = None
+        self.used: set[Any] = set()
+        self.dirty = False
+
+    def _path(self) -> Path | None:
+        folder = private_dir("bytecode")
+        return None if folder is None else folder / self.name
+
+    def _read(self) -> dict[Any, Any]:
+        path = self._path()
+        data = None if path is None else read_private(path)
+        try:
+            table = marshal.loads(data) if data else {}
+        except (EOFError, ValueError, TypeError):  # truncated, or not marshal data
+            return {}
+        if not isinstance(table, dict):
+            return {}
+        return {k: v for k, v in table.items() if self.valid(k, v)}
+
+    def get(self, key: Any) -> Any:
+        if self.table is None:
+            self.table = self._read()
+        found = self.table.get(key)
+        if found is not None:
+            self.used.add(key)
+        return found
+
+    def put(self, key: Any, value: Any) -> None:
+        if self.table is None:
+            self.table = self._read()
+        self.table[key] = value
+        self.used.add(key)
+        self.dirty = True
+
+    def write(self) -> None:
+        """Keep what this process added (atomically; a failure keeps the old file)."""
+        path = self._path() if self.dirty and self.table is not None else None
+        if path is None or self.table is None:
+            return
+        table = self.table if len(self.table) <= _LIMIT else {k: self.table[k] for k in self.used}
+        write_private(path, lambda fh: fh.write(marshal.dumps(table)))
 
 
-def _read() -> dict[str, CodeType]:
-    path = _path()
-    data = None if path is None else read_private(path)
-    try:
-        codes = marshal.loads(data) if data else {}
-    except (EOFError, ValueError, TypeError):  # truncated, or not marshal data
-        return {}
-    if not isinstance(codes, dict):
-        return {}
-    return {k: v for k, v in codes.items() if isinstance(k, str) and isinstance(v, CodeType)}
+def _valid_code(key: object, value: object) -> bool:
+    return isinstance(key, str) and isinstance(value, CodeType)
 
 
-def _write() -> None:
-    """At exit: keep what this process compiled."""
-    path = _path() if _dirty and _codes is not None else None
-    if path is None or _codes is None:
-        return
-    codes = _codes if len(_codes) <= _LIMIT else {k: _codes[k] for k in _used}
-    write_private(path, lambda fh: fh.write(marshal.dumps(codes)))
+def _valid_program(key: object, value: object) -> bool:
+    return (isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], str | bytes)
+            and isinstance(key[1], int) and isinstance(value, tuple) and len(value) == 5
+            and isinstance(value[1], list) and isinstance(value[3], dict))
+
+
+_CODE = _Kept(f"generated-code-{_TAG}.marshal", _valid_code)
+_REGEX = _Kept(f"regex-programs-{_TAG}-{_sre.MAGIC}.marshal", _valid_program)
+_stock_regex_compile = _compiler.compile
 
 
 def _compiled(source: str, mode: str) -> CodeType:
-    global _codes, _dirty
-    if _codes is None:
-        _codes = _read()
     key = f"{mode}\0{source}"
-    code = _codes.get(key)
+    code: CodeType | None = _CODE.get(key)
     if code is None:
         # dont_inherit: the callers' modules have no future imports, this module has
-        code = _codes[key] = builtins.compile(source, "<string>", mode, dont_inherit=True)
-        _dirty = True
-    _used.add(key)
+        code = builtins.compile(source, "<string>", mode, dont_inherit=True)
+        _CODE.put(key, code)
     return code
 
 
@@ -91,11 +133,50 @@ def _compile(source: Any, filename: Any, mode: str, *args: Any, **kwargs: Any) -
     return _compiled(source, mode)
 
 
+def _program(pattern: str | bytes, flags: int) -> tuple[int, list[int], int, dict[str, int], tuple[str | None, ...]]:
+    """What ``re._compiler.compile`` hands ``_sre.compile`` for ``pattern`` (its own steps)."""
+    parsed = _parser.parse(pattern, flags)
+    code = [int(op) for op in _compiler._code(parsed, flags)]  # opcodes are int subclasses marshal refuses
+    groupindex = dict(parsed.state.groupdict)
+    indexgroup: list[str | None] = [None] * parsed.state.groups
+    for name, index in groupindex.items():
+        indexgroup[index] = name
+    return int(flags | parsed.state.flags), code, parsed.state.groups - 1, groupindex, tuple(indexgroup)
+
+
+def _regex_compile(pattern: Any, flags: int = 0) -> Any:
+    """``re._compiler.compile``, with the program of a pattern looked up first (``re`` keeps its
+    own cache of Pattern objects in front of this, so each pattern comes here once a process)."""
+    flags = int(flags)
+    if type(pattern) not in (str, bytes) or flags & re.DEBUG:  # a parsed pattern; DEBUG prints
+        return _stock_regex_compile(pattern, flags)
+    key = (pattern, flags)
+    program = _REGEX.get(key)
+    if program is None:
+        program = _program(pattern, flags)  # raises re.error as re.compile does, nothing kept
+        _REGEX.put(key, program)
+    return _sre.compile(pattern, *program)
+
+
+def _regex_cache_agrees() -> bool:
+    """Whether this Python's ``re`` compiles as ``_program`` does (its internals are private)."""
+    samples: list[tuple[str | bytes, int]] = [(r"(?P<word>\w+)\s*(?:=|:)\s*(?P=word)?[^\W\d_]{2,}|\bx(?i:Y)$", re.M),
+               (rb"^(a|b)+?\x00[\x80-\xff]*", 0), (r"[\u0100-\uffff]+|\d{3,}?", re.I)]
+    try:
+        return all(_sre.compile(p, *_program(p, f)) == _stock_regex_compile(p, f) for p, f in samples)
+    except Exception:
+        return False
+
+
 def install() -> None:
-    """Route ``dataclasses``' one ``exec`` and ``typing``'s one ``compile`` (a string annotation's
-    ``ForwardRef``, ~1,000 of them from pydantic's models) through the cache, once per process."""
-    if getattr(dataclasses, "exec", None) is not _exec:
-        # a module global shadows the builtin for that module only
-        dataclasses.exec = _exec  # type: ignore[attr-defined]
-        typing.compile = _compile  # type: ignore[attr-defined]
-        atexit.register(_write)
+    """Route ``dataclasses``' one ``exec``, ``typing``'s one ``compile`` and ``re``'s compiler
+    through the caches, once per process."""
+    if getattr(dataclasses, "exec", None) is _exec:
+        return
+    # a module global shadows the builtin for that module only
+    dataclasses.exec = _exec  # type: ignore[attr-defined]
+    typing.compile = _compile  # type: ignore[attr-defined]
+    atexit.register(_CODE.write)
+    if _regex_cache_agrees():
+        _compiler.compile = _regex_compile
+        atexit.register(_REGEX.write)

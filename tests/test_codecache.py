@@ -1,10 +1,12 @@
-"""The dataclass code cache: a class made from cached code is the class a compile makes, and a
-missing, corrupt or foreign cache file is only a slower start."""
+"""The start-up caches: a class made from cached code is the class a compile makes, a regex made
+from a cached program is the Pattern ``re`` makes, and a missing, corrupt or foreign cache file is
+only a slower start."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import subprocess
 import sys
 import types
@@ -31,11 +33,9 @@ class Point:
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     folder = tmp_path / "session-analyzer"
     monkeypatch.setenv(_usercache.CACHE_ENV, str(folder))
-    monkeypatch.setattr(_codecache, "_codes", None)
-    monkeypatch.setattr(_codecache, "_dirty", False)
-    monkeypatch.setattr(_codecache, "_used", set())
+    _fresh_process_state(monkeypatch)
     _codecache.install()
-    yield folder / "bytecode" / _codecache._NAME
+    yield folder / "bytecode" / _codecache._CODE.name
 
 
 def _module(name: str) -> types.ModuleType:
@@ -61,14 +61,15 @@ def _no_compile(*args: object, **kwargs: object) -> None:
 
 
 def _fresh_process_state(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_codecache, "_codes", None)
-    monkeypatch.setattr(_codecache, "_dirty", False)
-    monkeypatch.setattr(_codecache, "_used", set())
+    for kept in (_codecache._CODE, _codecache._REGEX):
+        monkeypatch.setattr(kept, "table", None)
+        monkeypatch.setattr(kept, "dirty", False)
+        monkeypatch.setattr(kept, "used", set())
 
 
 def test_a_class_made_from_the_cache_behaves_as_a_compiled_one(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     compiled = _behaviour(_module("analyzer.example_one"))
-    _codecache._write()
+    _codecache._CODE.write()
     assert cache.is_file() and oct(cache.stat().st_mode & 0o777) == "0o600"
 
     _fresh_process_state(monkeypatch)  # the next process
@@ -76,7 +77,7 @@ def test_a_class_made_from_the_cache_behaves_as_a_compiled_one(cache: Path, monk
         patch.setattr(_codecache.builtins, "compile", _no_compile)
         module = _module("analyzer.example_two")
     assert _behaviour(module) == compiled
-    assert not _codecache._dirty, "nothing new to keep"
+    assert not _codecache._CODE.dirty, "nothing new to keep"
 
 
 def test_the_cached_code_does_not_take_this_modules_future_flags(cache: Path) -> None:
@@ -87,7 +88,7 @@ def test_the_cached_code_does_not_take_this_modules_future_flags(cache: Path) ->
 
 def test_any_modules_dataclasses_use_it(cache: Path) -> None:
     _behaviour(_module("someone_elses_library"))
-    assert _codecache._dirty and len(_codecache._codes or {}) >= 3  # __init__, __repr__, __eq__…
+    assert _codecache._CODE.dirty and len(_codecache._CODE.table or {}) >= 3  # __init__, __repr__, __eq__…
 
 
 @pytest.mark.parametrize("content", [b"", b"\x00garbage", b"\xe3" * 100])
@@ -96,18 +97,18 @@ def test_a_corrupt_cache_file_is_no_cache(cache: Path, content: bytes, monkeypat
     cache.write_bytes(content)
     os.chmod(cache, 0o600)
     assert _behaviour(_module("analyzer.example_four"))[0] == "Point(x=1, y=2, tags=())"
-    _codecache._write()
+    _codecache._CODE.write()
     _fresh_process_state(monkeypatch)
-    assert _codecache._read(), "replaced by a good file"
+    assert _codecache._CODE._read(), "replaced by a good file"
 
 
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
 def test_a_file_others_could_write_is_not_loaded(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _module("analyzer.example_five")
-    _codecache._write()
+    _codecache._CODE.write()
     os.chmod(cache, 0o666)
     _fresh_process_state(monkeypatch)
-    assert _codecache._read() == {}
+    assert _codecache._CODE._read() == {}
 
 
 def test_a_command_writes_the_cache_once_and_then_only_reads_it(tmp_path: Path) -> None:
@@ -116,7 +117,7 @@ def test_a_command_writes_the_cache_once_and_then_only_reads_it(tmp_path: Path) 
     fixture = Path(__file__).parent.parent / "fixtures" / "seeds" / "004-restart-sglang-systemd.session.yaml"
     argv = [sys.executable, "-m", "analyzer", "check", str(fixture)]
     first = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
-    stored = folder / "bytecode" / _codecache._NAME
+    stored = folder / "bytecode" / _codecache._CODE.name
     assert stored.is_file()
     written = stored.stat().st_mtime_ns
     second = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
@@ -128,7 +129,7 @@ def test_string_annotations_are_served_from_the_cache(cache: Path, monkeypatch: 
     import typing
 
     assert typing.ForwardRef("dict[str, int] | None")._evaluate(globals(), None, frozenset()) == (dict[str, int] | None)
-    _codecache._write()
+    _codecache._CODE.write()
     _fresh_process_state(monkeypatch)
     with monkeypatch.context() as patch:
         patch.setattr(_codecache.builtins, "compile", _no_compile)
@@ -136,3 +137,45 @@ def test_string_annotations_are_served_from_the_cache(cache: Path, monkeypatch: 
     assert ref._evaluate(globals(), None, frozenset()) == (dict[str, int] | None)
     with pytest.raises(SyntaxError):  # an annotation that is no expression fails as it did
         typing.ForwardRef("not an ( expression")
+
+
+PATTERNS = [
+    (r"(?P<port>\d{2,5})/(?:tcp|udp)\b", 0), (r"^\s*(?:Uvicorn|INFO:)\s+running on (?P<url>\S+)", re.M | re.I),
+    (r"[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010ffff]", 0),  # PyYAML's
+    (rb"\x1b\[[0-?]*[ -/]*[@-~]", 0), (r"(a)(?P<b>b)?(?(2)c|d)", re.S | re.X),
+]
+
+
+def _regex_from_cache(pattern: str | bytes, flags: int) -> re.Pattern[str]:
+    return _codecache._regex_compile(pattern, flags)  # what re.compile calls past its own cache
+
+
+@pytest.mark.skipif(not _codecache._regex_cache_agrees(), reason="this Python's re compiles otherwise")
+def test_a_regex_from_the_cache_is_the_pattern_re_makes(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    made = [_regex_from_cache(p, f) for p, f in PATTERNS]
+    _codecache._REGEX.write()
+    _fresh_process_state(monkeypatch)
+    def no_parse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("parsed although the cache holds the program")
+    with monkeypatch.context() as patch:
+        patch.setattr(_codecache._parser, "parse", no_parse)
+        kept = [_regex_from_cache(p, f) for p, f in PATTERNS]
+    for (pattern, flags), a, b in zip(PATTERNS, made, kept, strict=True):
+        stock = _codecache._stock_regex_compile(pattern, flags)
+        assert a == b == stock  # same pattern, flags and program
+        assert (b.groupindex, b.groups, b.flags) == (stock.groupindex, stock.groups, stock.flags)
+    assert kept[0].search("listening 8080/tcp now")["port"] == "8080"
+    assert kept[4].fullmatch("abc") and kept[4].fullmatch("ad") and not kept[4].fullmatch("ac")
+
+
+def test_a_bad_regex_still_raises_and_is_not_kept(cache: Path) -> None:
+    with pytest.raises(re.error, match="missing"):
+        _regex_from_cache("(unclosed", 0)
+    assert ("(unclosed", 0) not in (_codecache._REGEX.table or {})
+
+
+def test_re_compile_goes_through_the_cache_once_installed(cache: Path) -> None:
+    assert re._compiler.compile is _codecache._regex_compile or not _codecache._regex_cache_agrees()
+    pattern = "a pattern no one compiled before: [0-9]{7}-" + str(os.getpid())
+    assert re.compile(pattern).search(f"x {pattern.replace('[0-9]{7}', '1234567')}")
+    assert _codecache._REGEX.dirty is _codecache._regex_cache_agrees()

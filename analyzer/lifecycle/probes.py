@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+import weakref
 from dataclasses import dataclass
 
-from analyzer.lifecycle.catalog import Catalog, ServerKind, flag_value
+from analyzer.lifecycle.catalog import Catalog, ServerKind, flag_value, required_words
 from analyzer.shell.model import SimpleCommand
 
 LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "0.0.0.0", "::1", "[::1]", "::", "*", ""})
@@ -330,6 +331,42 @@ def compose_failure(output: str) -> str | None:
     return m.group(0).strip()[:300] if m else None
 
 
+class _Answers:
+    """A catalog's ``answers`` compiled once, each with the words one of which every text it matches
+    holds (``required_words``): most probe answers hold none of any pattern's words, and then no
+    regex runs at all (they ran per call, per kind, over 20 KB of every answer: a third of the world
+    walk of a large session)."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.patterns: dict[str, tuple[re.Pattern[str], frozenset[str] | None]] = {}
+        for kind in catalog.kinds:
+            for p in kind.answers:
+                if p not in self.patterns:
+                    rx = re.compile(p, re.M)
+                    self.patterns[p] = (rx, required_words(rx))
+        self._last: tuple[str | None, set[str]] = (None, set())
+
+    def matching(self, body: str) -> set[str]:
+        """The patterns that match the head of ``body`` (remembered for the last body: the probe
+        step asks ``answered_by`` and then ``own_answer`` of the same answer)."""
+        if self._last[0] is not body:
+            head = body[:_ANSWER_CHARS]
+            self._last = (body, {p for p, (rx, words) in self.patterns.items()
+                                 if (words is None or any(w in head for w in words)) and rx.search(head)})
+        return self._last[1]
+
+
+_ANSWERS: weakref.WeakKeyDictionary[Catalog, _Answers] = weakref.WeakKeyDictionary()
+
+
+def _answers_in(catalog: Catalog, body: str) -> set[str]:
+    """The ``answers`` patterns of any kind that the head of ``body`` matches."""
+    answers = _ANSWERS.get(catalog)
+    if answers is None:
+        answers = _ANSWERS[catalog] = _Answers(catalog)
+    return answers.matching(body)
+
+
 def answered_by(catalog: Catalog, kind: str, body: str) -> ServerKind | None:
     """The kind whose signature response (``answers`` in the catalog) ``body`` is, when that is
     not ``kind``: the probe reached another server than the ``kind`` launched on that port. None
@@ -338,19 +375,21 @@ def answered_by(catalog: Catalog, kind: str, body: str) -> ServerKind | None:
     own = catalog.by_name.get(kind)
     if own is None or not own.answers or not body:
         return None
-    head = body[:_ANSWER_CHARS]
-    if any(re.search(p, head, re.M) for p in own.answers):
+    found = _answers_in(catalog, body)
+    if not found or any(p in found for p in own.answers):
         return None
-    return next((k for k in catalog.kinds if k.answers and k.name != kind
-                 and any(re.search(p, head, re.M) for p in k.answers)), None)
+    return next((k for k in catalog.kinds if k.answers and k.name != kind and any(p in found for p in k.answers)),
+                None)
 
 
 def own_answer(catalog: Catalog, kind: str, body: str) -> bool:
     """``body`` is one of the signature responses of ``kind`` itself (a Vite client page from a Vite
     or Angular dev server): only a server of that kind gives it."""
     own = catalog.by_name.get(kind)
-    head = body[:_ANSWER_CHARS]
-    return own is not None and any(re.search(p, head, re.M) for p in own.answers)
+    if own is None or not own.answers:
+        return False
+    found = _answers_in(catalog, body)
+    return any(p in found for p in own.answers)
 
 
 _ANSWER_CHARS = 20_000

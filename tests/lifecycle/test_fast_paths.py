@@ -33,14 +33,24 @@ def test_refused_examples() -> None:
     assert refused("Connection reſet")  # not ASCII: the regex decides (ſ folds to s)
 
 
+_CATALOG = default_catalog()
+# the catalog's patterns compiled as it compiles them (it does so lazily, per kind)
+_FAIL = [re.compile(p, re.M) for p in _CATALOG.common_failure]
+_KIND_FAIL = {k.name: [re.compile(p, re.M) for p in k.failure] for k in _CATALOG.kinds}
+_READY = {k.name: [re.compile(p) for p in k.ready] for k in _CATALOG.kinds}
+_ANSWERS = [re.compile(p, re.M) for p in sorted({p for k in _CATALOG.kinds for p in k.answers})]
+"""Probe answers' signatures (``lifecycle.probes.answered_by`` searches only answers holding a word)."""
+_PATTERNS = [*_FAIL, *(p for ps in _KIND_FAIL.values() for p in ps), *(p for ps in _READY.values() for p in ps),
+             *_ANSWERS]
+
+
 def test_catalog_lines_combined_and_one_by_one_agree() -> None:
     cat = default_catalog()
     text = ("[2026-01-01] loading weights\nINFO:     Uvicorn running on http://0.0.0.0:8000\n"
             "The server is fired up and ready to roll!\nOSError: [Errno 98] Address already in use\n")
     for kind in [None, "sglang", "vllm", "uvicorn", "nope"]:
-        for method, pats in [("ready", cat._ready.get(kind, []) if kind else
-                              [p for ps in cat._ready.values() for p in ps]),
-                             ("failure", cat._fail + (cat._kind_fail.get(kind, []) if kind else []))]:
+        for method, pats in [("ready", _READY.get(kind, []) if kind else [p for ps in _READY.values() for p in ps]),
+                             ("failure", _FAIL + (_KIND_FAIL.get(kind, []) if kind else []))]:
             want = next((ln.strip() for ln in text.splitlines() if any(p.search(ln) for p in pats)), None)
             got = cat.ready_line(kind, text) if method == "ready" else cat.failure_line(kind, text)
             assert got == want, (kind, method)
@@ -60,9 +70,6 @@ def test_catalog_patterns_that_cannot_be_joined_are_read_one_by_one() -> None:
     assert cat._combined[("ready", "echo")] is None and cat._combined[("failure", "echo")] is None
 
 
-_CATALOG = default_catalog()
-_PATTERNS = [*_CATALOG._fail, *(p for ps in _CATALOG._kind_fail.values() for p in ps),
-             *(p for ps in _CATALOG._ready.values() for p in ps)]
 _MORE = [re.compile(p) for p in (r"(a|bc)+d", r"x(?:yz)?w", r"(?>abc)q", r"a{2,3}b", r"(?i:ab)cd", r"[|]x\b",
                                  r"^\s*(?:\S+: )?(?:line \d+: )?\d+ (?:Killed|Aborted)\b")]
 
@@ -83,7 +90,8 @@ def test_required_words_of_the_catalog_and_when_there_are_none() -> None:
     assert required_words(re.compile(r"Traceback \(most recent call last\)")) == {"Traceback (most recent call last)"}
     assert required_words(re.compile(r"a|b")) is None  # one-letter branches are a character class
     assert required_words(re.compile(r"(?i)ready")) is None and required_words(re.compile(r".*")) is None
-    assert all(required_words(p) for p in _CATALOG._fail)  # so failure lines are found without a line loop
+    assert all(required_words(p) for p in _FAIL)  # so failure lines are found without a line loop
+    assert all(required_words(p) for p in _ANSWERS)  # so most probe answers are not searched at all
 
 
 @given(st.lists(st.sampled_from(["Traceback (most recent call last):", "  File x", "ERROR:  [Errno 98] in use",
@@ -92,8 +100,8 @@ def test_required_words_of_the_catalog_and_when_there_are_none() -> None:
                                  "Address already in use"]), max_size=8).map("\n".join))
 def test_failure_and_ready_lines_are_the_first_matching_line(text: str) -> None:
     for kind in [None, "sglang", "uvicorn"]:
-        fail = _CATALOG._fail + (_CATALOG._kind_fail.get(kind, []) if kind else [])
-        ready = _CATALOG._ready.get(kind, []) if kind else [p for ps in _CATALOG._ready.values() for p in ps]
+        fail = _FAIL + (_KIND_FAIL.get(kind, []) if kind else [])
+        ready = _READY.get(kind, []) if kind else [p for ps in _READY.values() for p in ps]
         assert _CATALOG.failure_line(kind, text) == _first(fail, text)
         assert _CATALOG.ready_line(kind, text) == _first(ready, text)
 

@@ -4,15 +4,18 @@ an ``||`` masks is no success."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from analyzer.ingest import load
 from analyzer.lifecycle.build import build_world
-from analyzer.lifecycle.catalog import default_catalog
+from analyzer.lifecycle.catalog import Catalog, ServerKind, default_catalog
 from analyzer.lifecycle.facts import Probe, Ready
-from analyzer.lifecycle.probes import answered_by
+from analyzer.lifecycle.probes import answered_by, own_answer
 from analyzer.lifecycle.world import World
 
 DJANGO_404 = ("<!DOCTYPE html><html lang=en><head><title>Page not found at /health</title></head>"
@@ -56,6 +59,37 @@ def test_a_django_404_page_is_no_health_answer_of_the_uvicorn_app(tmp_path: Path
 def test_answers_are_judged_by_the_signatures_the_catalog_knows(kind: str, body: str, other: str | None) -> None:
     found = answered_by(default_catalog(), kind, body)
     assert (found.name if found else None) == other
+
+
+def _answered_by_one_by_one(catalog: Catalog, kind: str, body: str) -> str | None:
+    """``answered_by`` as it reads: every pattern of every kind searched over the answer's head."""
+    own = catalog.by_name.get(kind)
+    if own is None or not own.answers or not body:
+        return None
+    head = body[:20_000]
+    if any(re.search(p, head, re.M) for p in own.answers):
+        return None
+    return next((k.name for k in catalog.kinds if k.answers and k.name != kind
+                 and any(re.search(p, head, re.M) for p in k.answers)), None)
+
+
+_SIGNATURES = sorted({p for k in default_catalog().kinds for p in k.answers})
+_USER_KIND = ServerKind(name="hello", label="hello server", programs=["hello"], answers=[r"(?i)hi|yo"])
+"""A config kind whose answer holds no word every match needs: it is always searched."""
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_SIGNATURES).flatmap(lambda p: st.from_regex(p, fullmatch=True)),
+                          st.sampled_from(["<html>", "ok", "\n", "HI", '{"detail":', "/@vite/", "x" * 30]),
+                          st.text(max_size=20)), max_size=4).map("".join),
+       st.sampled_from(["uvicorn", "vite", "next", "spring-boot", "server", "hello", "nope"]))
+def test_answers_found_through_their_words_are_those_every_pattern_finds(body: str, kind: str) -> None:
+    catalog = Catalog([_USER_KIND, *default_catalog().kinds], common_failure=[])
+    found = answered_by(catalog, kind, body)
+    assert (found.name if found else None) == _answered_by_one_by_one(catalog, kind, body)
+    mine = catalog.by_name.get(kind)
+    assert own_answer(catalog, kind, body) == (mine is not None and any(re.search(p, body[:20_000], re.M)
+                                                                           for p in mine.answers))
 
 
 def test_a_vite_page_on_the_angular_port_is_the_angular_dev_server(tmp_path: Path) -> None:

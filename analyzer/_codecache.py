@@ -25,6 +25,7 @@ from __future__ import annotations
 import _sre  # type: ignore[import-not-found]  # re's C engine: no stubs
 import atexit
 import builtins
+import contextlib
 import dataclasses
 import marshal
 import re
@@ -48,7 +49,9 @@ class _Kept:
     """One marshal file of compiled things keyed by their input, read when first asked and
     written at exit when something was added."""
 
-    def __init__(self, name: str, valid: Callable[[object, object], bool]) -> None:
+    def __init__(self, prefix: str, name: str, valid: Callable[[object, object], bool]) -> None:
+        self.prefix = prefix
+        """Files of this table for other interpreters start so too; they are removed on a write."""
         self.name = name
         self.valid = valid
         self.table: dict[Any, Any] | None = None
@@ -91,7 +94,11 @@ class _Kept:
         if path is None or self.table is None:
             return
         table = self.table if len(self.table) <= _LIMIT else {k: self.table[k] for k in self.used}
-        write_private(path, lambda fh: fh.write(marshal.dumps(table)))
+        if write_private(path, lambda fh: fh.write(marshal.dumps(table))):
+            with contextlib.suppress(OSError):  # another Python's, left by an upgrade: never read again
+                for old in path.parent.glob(f"{self.prefix}-*.marshal"):
+                    if old != path:
+                        old.unlink(missing_ok=True)
 
 
 def _valid_code(key: object, value: object) -> bool:
@@ -104,8 +111,8 @@ def _valid_program(key: object, value: object) -> bool:
             and isinstance(value[1], list) and isinstance(value[3], dict))
 
 
-_CODE = _Kept(f"generated-code-{_TAG}.marshal", _valid_code)
-_REGEX = _Kept(f"regex-programs-{_TAG}-{_sre.MAGIC}.marshal", _valid_program)
+_CODE = _Kept("generated-code", f"generated-code-{_TAG}.marshal", _valid_code)
+_REGEX = _Kept("regex-programs", f"regex-programs-{_TAG}-{_sre.MAGIC}.marshal", _valid_program)
 _stock_regex_compile = _compiler.compile
 
 

@@ -179,3 +179,14 @@ def test_re_compile_goes_through_the_cache_once_installed(cache: Path) -> None:
     pattern = "a pattern no one compiled before: [0-9]{7}-" + str(os.getpid())
     assert re.compile(pattern).search(f"x {pattern.replace('[0-9]{7}', '1234567')}")
     assert _codecache._REGEX.dirty is _codecache._regex_cache_agrees()
+
+
+def test_a_file_another_python_left_is_removed_when_this_one_writes(cache: Path) -> None:
+    cache.parent.mkdir(parents=True)
+    old = cache.parent / "generated-code-cpython-310-6f0d0d0a.marshal"
+    old.write_bytes(b"")
+    keep = cache.parent / "regex-programs-cpython-310-6f0d0d0a-20220615.marshal"  # another table's
+    keep.write_bytes(b"")
+    _module("analyzer.example_six")
+    _codecache._CODE.write()
+    assert cache.is_file() and not old.exists() and keep.exists()

@@ -6,15 +6,18 @@ built-in ones (same keys as ``catalog.yaml``).
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
+import hashlib
+import json
 import re
 from functools import cache, lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from analyzer._usercache import private_dir, read_private, write_private
 from analyzer.shell.model import SimpleCommand
 
 _CATALOG_FILE = Path(__file__).with_name("catalog.yaml")
@@ -389,10 +392,32 @@ class Catalog:
 
 @cache
 def _builtin() -> dict[str, Any]:
+    """``catalog.yaml``'s data. Parsing it needs PyYAML, whose import (~10 ms) a JSONL session does
+    not otherwise pay, so the data is kept as JSON in the cache folder, keyed by the file's digest."""
+    text = _CATALOG_FILE.read_bytes()
+    folder = private_dir()
+    kept = None if folder is None else folder / f"catalog-{hashlib.sha256(text).hexdigest()[:32]}.json"
+    data = None if kept is None else read_private(kept)
+    if data is not None:
+        try:
+            found = json.loads(data)
+        except ValueError:  # damaged: parse the YAML again
+            found = None
+        if isinstance(found, dict):
+            return found
+    import yaml
+
     # libyaml when the wheel has it: 5x faster than the pure-Python loader, the same objects
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    data: dict[str, Any] = yaml.load(_CATALOG_FILE.read_text("utf-8"), Loader=loader)
-    return data
+    parsed: dict[str, Any] = yaml.load(text.decode("utf-8"), Loader=loader)
+    if kept is not None:
+        dump = json.dumps(parsed).encode()
+        if write_private(kept, lambda fh: fh.write(dump)):
+            with contextlib.suppress(OSError):  # the data of an earlier catalog.yaml
+                for old in kept.parent.glob("catalog-*.json"):
+                    if old != kept:
+                        old.unlink(missing_ok=True)
+    return parsed
 
 
 @cache

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from analyzer.lifecycle.catalog import Catalog, CatalogError, default_catalog
@@ -104,3 +106,43 @@ def test_every_built_in_pattern_compiles() -> None:
         for field in ("ready", "failure", "answers"):
             for pattern in getattr(kind, field):
                 re.compile(pattern, re.M)
+
+
+def test_the_catalog_data_kept_as_json_is_the_yaml_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import yaml
+
+    from analyzer.lifecycle import catalog as catalog_module
+
+    monkeypatch.setenv("SESSION_ANALYZER_CACHE_DIR", str(tmp_path))
+    catalog_module._builtin.cache_clear()
+    try:
+        first = catalog_module._builtin()  # parses the YAML, keeps the JSON
+        [kept] = tmp_path.glob("catalog-*.json")
+        catalog_module._builtin.cache_clear()
+        assert catalog_module._builtin() == first == yaml.safe_load(catalog_module._CATALOG_FILE.read_text("utf-8"))
+        kept.write_text("{damaged", "utf-8")
+        catalog_module._builtin.cache_clear()
+        assert catalog_module._builtin() == first, "a damaged file is parsed again"
+        (tmp_path / "catalog-0000.json").write_text("{}", "utf-8")  # an earlier catalog.yaml's
+        kept.unlink()
+        catalog_module._builtin.cache_clear()
+        catalog_module._builtin()
+        assert [p.name for p in tmp_path.glob("catalog-*.json")] == [kept.name]
+    finally:
+        catalog_module._builtin.cache_clear()
+
+
+def test_a_jsonl_session_is_checked_without_importing_pyyaml(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    session = next((root / "fixtures" / "claude-code").glob("*.jsonl"))
+    env = {**os.environ, "SESSION_ANALYZER_CACHE_DIR": str(tmp_path / "cache")}
+    argv = [sys.executable, "-X", "importtime", "-m", "analyzer", "check", str(session)]
+    subprocess.run(argv, env=env, cwd=root, capture_output=True, check=False, timeout=300)
+    second = subprocess.run(argv, env=env, cwd=root, capture_output=True, text=True, check=False, timeout=300)
+    assert second.returncode in (0, 1), second.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in second.stderr.splitlines() if line.startswith("import time:")}
+    assert "analyzer.lifecycle.catalog" in imported and "yaml" not in imported

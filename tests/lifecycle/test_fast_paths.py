@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from analyzer.lifecycle.build.tasks import _POLL_EXIT, _POLL_STATUS, _STATUS_WORDS, poll_outcome
 from analyzer.lifecycle.catalog import Catalog, ServerKind, default_catalog, required_words
 from analyzer.lifecycle.probes import _REFUSED, _REFUSED_HINTS, _REFUSED_WORDS, refused
 
@@ -108,3 +109,20 @@ def test_failure_and_ready_lines_are_the_first_matching_line(text: str) -> None:
 
 def _first(patterns: list[re.Pattern[str]], text: str) -> str | None:
     return next((ln.strip() for ln in text.splitlines() if any(p.search(ln) for p in patterns)), None)
+
+
+_POLL_PIECES = ["<status>", "</status>", "running", "failed", "killed", "Status: ", "DONE", "FAILED", "\n", " ",
+                "<exit_code>", "</exit_code>", "1", "-2", "Exit code:", "Exit code: 3", "Process exited with code",
+                "Status:", "exit_code", "x"]
+
+
+@given(st.lists(st.one_of(st.sampled_from(_POLL_PIECES), st.text(max_size=4)), max_size=10).map("".join),
+       st.sampled_from([None, 0, 3]))
+def test_a_poll_outcome_is_what_its_regexes_say(text: str, exit_code: int | None) -> None:
+    # poll_outcome searches only outputs holding its regexes' literals
+    code = exit_code
+    if code is None and (m := _POLL_EXIT.search(text)):
+        code = int(m.group(1) or m.group(2))
+    said = _POLL_STATUS.search(text)
+    status = _STATUS_WORDS.get((said.group(1) or said.group(2)).lower(), "") if said else ""
+    assert poll_outcome(text, exit_code) == (status or ("running" if code is None else "completed"), code)

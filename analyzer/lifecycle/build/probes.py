@@ -372,7 +372,9 @@ class ProbeSteps(WalkBase):
         if launch and launch.log_file and f"{launch.log_file}:" in text:
             # grep over several logs prefixes each line with its file: read only this log's lines
             text = "\n".join(ln for ln in text.splitlines() if ln.startswith(f"{launch.log_file}:"))
-        if launch is not None and (launch.pid is None or self.pid_claimed(launch)) and (own := _SERVER_PID.search(text)):
+        # the regex's two literals first: it has no prefix to skip to, and task outputs are long
+        if launch is not None and (launch.pid is None or self.pid_claimed(launch)) and (
+                "Started server process [" in text or "Listening at: " in text) and (own := _SERVER_PID.search(text)):
             launch.pid = int(own.group(1) or own.group(2))  # the server names its own process
             launch.pid_event = ev.index
         fail = self.w.catalog.failure_line(kind, text)

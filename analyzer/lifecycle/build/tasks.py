@@ -24,10 +24,13 @@ def poll_outcome(output: str, exit_code: int | None) -> tuple[str, int | None]:
     """(running, completed, failed or killed; the exit code) of a task poll: its status line and exit
     code, else the exit code the reader found (Codex's "Process exited with code 1"); no exit code
     and no status is still running."""
+    # each regex only where its literals are: an alternation anchored at line starts gives the regex
+    # engine nothing to skip to, and a poll of a busy task's output is long
     code = exit_code
-    if code is None and (m := _POLL_EXIT.search(output)):
+    if code is None and ("<exit_code>" in output or "Exit code:" in output or "Process exited with code" in output) \
+            and (m := _POLL_EXIT.search(output)):
         code = int(m.group(1) or m.group(2))
-    said = _POLL_STATUS.search(output)
+    said = _POLL_STATUS.search(output) if "<status>" in output or "Status: " in output else None
     status = _STATUS_WORDS.get((said.group(1) or said.group(2)).lower(), "") if said else ""
     if not status:
         status = "running" if code is None else "completed"

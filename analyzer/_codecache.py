@@ -12,8 +12,8 @@ A command's start-up compiled the same things each time:
 
 Together ~100 ms of a small check. Each is kept keyed by its exact input, so a hit is what the
 compiler would make of it: code is compiled as its caller compiles it (no future flags inherited),
-a regex program is the one ``re``'s own compiler gives (checked against it when installed: a Python
-whose ``re`` internals differ gets no regex cache), and the file names carry the interpreter's
+a regex program is kept only when the Pattern made from it equals the one ``re``'s own compiler
+gives (a Python whose ``re`` internals differ keeps none), and the file names carry the interpreter's
 bytecode magic and ``_sre``'s, so another Python never reads them. Every caller in the process uses
 them once ``analyzer`` is imported: the same input gives the same output whoever asks (a warning
 the regex parser gives of a pattern is given by the run that compiles it, not by later ones). A
@@ -114,6 +114,8 @@ def _valid_program(key: object, value: object) -> bool:
 _CODE = _Kept("generated-code", f"generated-code-{_TAG}.marshal", _valid_code)
 _REGEX = _Kept("regex-programs", f"regex-programs-{_TAG}-{_sre.MAGIC}.marshal", _valid_program)
 _stock_regex_compile = _compiler.compile
+_regex_on = True
+"""Off for the rest of the process once a program made here differs from ``re``'s own."""
 
 
 def _compiled(source: str, mode: str) -> CodeType:
@@ -153,26 +155,32 @@ def _program(pattern: str | bytes, flags: int) -> tuple[int, list[int], int, dic
 
 def _regex_compile(pattern: Any, flags: int = 0) -> Any:
     """``re._compiler.compile``, with the program of a pattern looked up first (``re`` keeps its
-    own cache of Pattern objects in front of this, so each pattern comes here once a process)."""
+    own cache of Pattern objects in front of this, so each pattern comes here once a process). A
+    program is kept only when the Pattern made from it equals the one ``re``'s own compiler makes
+    (same pattern, flags and code), so every entry was checked on this interpreter when stored."""
     flags = int(flags)
-    if type(pattern) not in (str, bytes) or flags & re.DEBUG:  # a parsed pattern; DEBUG prints
+    if type(pattern) not in (str, bytes) or flags & re.DEBUG or not _regex_on:  # parsed; DEBUG prints
         return _stock_regex_compile(pattern, flags)
     key = (pattern, flags)
     program = _REGEX.get(key)
-    if program is None:
-        program = _program(pattern, flags)  # raises re.error as re.compile does, nothing kept
-        _REGEX.put(key, program)
-    return _sre.compile(pattern, *program)
-
-
-def _regex_cache_agrees() -> bool:
-    """Whether this Python's ``re`` compiles as ``_program`` does (its internals are private)."""
-    samples: list[tuple[str | bytes, int]] = [(r"(?P<word>\w+)\s*(?:=|:)\s*(?P=word)?[^\W\d_]{2,}|\bx(?i:Y)$", re.M),
-               (rb"^(a|b)+?\x00[\x80-\xff]*", 0), (r"[\u0100-\uffff]+|\d{3,}?", re.I)]
+    if program is not None:
+        return _sre.compile(pattern, *program)
+    stock = _stock_regex_compile(pattern, flags)  # raises re.error as re.compile does, nothing kept
     try:
-        return all(_sre.compile(p, *_program(p, f)) == _stock_regex_compile(p, f) for p, f in samples)
-    except Exception:
-        return False
+        program = _program(pattern, flags)
+        agrees = _sre.compile(pattern, *program) == stock
+    except Exception:  # internals that differ on this Python
+        agrees = False
+    if agrees:
+        _REGEX.put(key, program)
+    else:
+        _regex_off()
+    return stock
+
+
+def _regex_off() -> None:
+    global _regex_on
+    _regex_on = False
 
 
 def install() -> None:
@@ -184,6 +192,5 @@ def install() -> None:
     dataclasses.exec = _exec  # type: ignore[attr-defined]
     typing.compile = _compile  # type: ignore[attr-defined]
     atexit.register(_CODE.write)
-    if _regex_cache_agrees():
-        _compiler.compile = _regex_compile
-        atexit.register(_REGEX.write)
+    _compiler.compile = _regex_compile
+    atexit.register(_REGEX.write)

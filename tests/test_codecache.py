@@ -61,6 +61,7 @@ def _no_compile(*args: object, **kwargs: object) -> None:
 
 
 def _fresh_process_state(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_codecache, "_regex_on", True)
     for kept in (_codecache._CODE, _codecache._REGEX):
         monkeypatch.setattr(kept, "table", None)
         monkeypatch.setattr(kept, "dirty", False)
@@ -150,7 +151,6 @@ def _regex_from_cache(pattern: str | bytes, flags: int) -> re.Pattern[str]:
     return _codecache._regex_compile(pattern, flags)  # what re.compile calls past its own cache
 
 
-@pytest.mark.skipif(not _codecache._regex_cache_agrees(), reason="this Python's re compiles otherwise")
 def test_a_regex_from_the_cache_is_the_pattern_re_makes(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     made = [_regex_from_cache(p, f) for p, f in PATTERNS]
     _codecache._REGEX.write()
@@ -175,10 +175,25 @@ def test_a_bad_regex_still_raises_and_is_not_kept(cache: Path) -> None:
 
 
 def test_re_compile_goes_through_the_cache_once_installed(cache: Path) -> None:
-    assert re._compiler.compile is _codecache._regex_compile or not _codecache._regex_cache_agrees()
+    assert re._compiler.compile is _codecache._regex_compile
     pattern = "a pattern no one compiled before: [0-9]{7}-" + str(os.getpid())
     assert re.compile(pattern).search(f"x {pattern.replace('[0-9]{7}', '1234567')}")
-    assert _codecache._REGEX.dirty is _codecache._regex_cache_agrees()
+    assert _codecache._REGEX.dirty
+
+
+def test_a_program_that_differs_from_res_own_is_not_kept_and_turns_the_cache_off(
+        cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def other_program(pattern: str, flags: int) -> tuple[object, ...]:
+        final, code, groups, groupindex, indexgroup = real(pattern, flags)
+        return final, [*code[:-1], 0, code[-1]], groups, groupindex, indexgroup  # not the same code
+    real = _codecache._program
+    monkeypatch.setattr(_codecache, "_program", other_program)
+    made = _regex_from_cache(r"x(\d+)y", 0)
+    assert made == _codecache._stock_regex_compile(r"x(\d+)y", 0) and made.search("x12y")[1] == "12"
+    assert not _codecache._REGEX.dirty and not _codecache._regex_on
+    monkeypatch.setattr(_codecache, "_program", real)
+    _regex_from_cache(r"x(\d+)z", 0)
+    assert not _codecache._REGEX.dirty, "off for the rest of the process"
 
 
 def test_a_file_another_python_left_is_removed_when_this_one_writes(cache: Path) -> None:

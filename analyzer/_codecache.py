@@ -12,8 +12,8 @@ A command's start-up compiled the same things each time:
 
 Together ~100 ms of a small check. Each is kept keyed by its exact input, so a hit is what the
 compiler would make of it: code is compiled as its caller compiles it (no future flags inherited),
-a regex program is kept only when the Pattern made from it equals the one ``re``'s own compiler
-gives (a Python whose ``re`` internals differ keeps none), and the file names carry the interpreter's
+a regex program is made by ``re``'s own steps, and a process's first one is checked against ``re``'s
+own compile (a Python whose ``re`` internals differ keeps none), and the file names carry the interpreter's
 bytecode magic and ``_sre``'s, so another Python never reads them. Every caller in the process uses
 them once ``analyzer`` is imported: the same input gives the same output whoever asks (a warning
 the regex parser gives of a pattern is given by the run that compiles it, not by later ones). A
@@ -116,6 +116,8 @@ _REGEX = _Kept("regex-programs", f"regex-programs-{_TAG}-{_sre.MAGIC}.marshal", 
 _stock_regex_compile = _compiler.compile
 _regex_on = True
 """Off for the rest of the process once a program made here differs from ``re``'s own."""
+_checked = False
+"""Whether this process's first program was checked against ``re``'s own compile."""
 
 
 def _compiled(source: str, mode: str) -> CodeType:
@@ -155,9 +157,11 @@ def _program(pattern: str | bytes, flags: int) -> tuple[int, list[int], int, dic
 
 def _regex_compile(pattern: Any, flags: int = 0) -> Any:
     """``re._compiler.compile``, with the program of a pattern looked up first (``re`` keeps its
-    own cache of Pattern objects in front of this, so each pattern comes here once a process). A
-    program is kept only when the Pattern made from it equals the one ``re``'s own compiler makes
-    (same pattern, flags and code), so every entry was checked on this interpreter when stored."""
+    own cache of Pattern objects in front of this, so each pattern comes here once a process).
+    ``_program`` takes ``re``'s own steps; the first program a process makes is checked against
+    ``re``'s own compile (the same pattern, flags and code), and a difference turns the cache off
+    for the process, so a Python whose ``re`` internals differ keeps nothing."""
+    global _checked
     flags = int(flags)
     if type(pattern) not in (str, bytes) or flags & re.DEBUG or not _regex_on:  # parsed; DEBUG prints
         return _stock_regex_compile(pattern, flags)
@@ -165,17 +169,19 @@ def _regex_compile(pattern: Any, flags: int = 0) -> Any:
     program = _REGEX.get(key)
     if program is not None:
         return _sre.compile(pattern, *program)
-    stock = _stock_regex_compile(pattern, flags)  # raises re.error as re.compile does, nothing kept
-    try:
-        program = _program(pattern, flags)
-        agrees = _sre.compile(pattern, *program) == stock
-    except Exception:  # internals that differ on this Python
-        agrees = False
-    if agrees:
-        _REGEX.put(key, program)
-    else:
-        _regex_off()
-    return stock
+    if not _checked:
+        stock = _stock_regex_compile(pattern, flags)  # raises re.error as re.compile does
+        try:
+            agrees = _sre.compile(pattern, *_program(pattern, flags)) == stock
+        except Exception:  # internals that differ on this Python
+            agrees = False
+        if not agrees:
+            _regex_off()
+            return stock
+        _checked = True
+    program = _program(pattern, flags)  # raises re.error as re.compile does, nothing kept
+    _REGEX.put(key, program)
+    return _sre.compile(pattern, *program)
 
 
 def _regex_off() -> None:

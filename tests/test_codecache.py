@@ -62,6 +62,7 @@ def _no_compile(*args: object, **kwargs: object) -> None:
 
 def _fresh_process_state(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_codecache, "_regex_on", True)
+    monkeypatch.setattr(_codecache, "_checked", False)
     for kept in (_codecache._CODE, _codecache._REGEX):
         monkeypatch.setattr(kept, "table", None)
         monkeypatch.setattr(kept, "dirty", False)

@@ -6,7 +6,7 @@ kept), side by side in one run with the interpreter's own floor, each a whole pr
 untimed and then ``--runs`` times interleaved; medians of CPU time (user + system, from
 ``os.wait4``), wall time and peak RSS.
 
-    python bench/startup.py                  # floor, check cold, warm and with the cache off
+    python bench/startup.py                  # floor, check cold, warm, on a new session and with the cache off
     python bench/startup.py --phases         # also: where one check's time goes, cold and warm
     python bench/startup.py --importtime     # also: the slowest imports of a warm check (python -X importtime)
     python bench/startup.py --profile        # also: a pyinstrument profile of one warm check
@@ -18,7 +18,9 @@ Contenders: ``python -c pass`` (the interpreter), ``python -c "import pydantic, 
 (the libraries every command needs), ``check`` **cold** (an empty cache folder for every run: the
 first run on a machine, which builds the spaCy pipeline, reads every message with spaCy and writes
 both caches), ``check`` **warm** (the pipeline and the message readings kept by an earlier run of
-the same session: the postmortem loop's second and later calls), and ``check`` with the cache off
+the same session: the postmortem loop's second and later calls), ``check`` on a **new session**
+(every cache warm but the message readings: a session not checked before, whose messages are read
+with spaCy from the kept pipeline), and ``check`` with the cache off
 (``SESSION_ANALYZER_CACHE_DIR=``: a read-only home; nothing is read or written). The bytecode cache
 is warm for all of them (an installed analyzer has its ``.pyc`` files). Targets (issue 18): ≤ 0.25 s
 CPU and ≤ 80 MB peak RSS.
@@ -82,6 +84,10 @@ print(json.dumps(out))
 
 COLD = "cold"
 """The cache setting that stands for an empty cache folder, new for every run."""
+NEW = "new:"
+"""Prefixes a warm cache folder's name: a copy of it without the readings of messages, new for
+every run (a session not checked before: spaCy is imported from the kept pipeline, the messages
+read with it; every other cache is warm)."""
 
 
 def contenders(fixture: Path, base: tuple[str, Path] | None,
@@ -95,12 +101,15 @@ def contenders(fixture: Path, base: tuple[str, Path] | None,
         "import pydantic, click, orjson": ([py, "-c", "import pydantic, click, orjson"], {}),
         "check, cold": (check, {**head, "SESSION_ANALYZER_CACHE_DIR": COLD}),
         "check, warm": (check, head),
+        "check, new session": (check, {**head, "SESSION_ANALYZER_CACHE_DIR": NEW + "cache"}),
         "check, cache off": (check, {**head, "SESSION_ANALYZER_CACHE_DIR": ""}),
     }
     if base is not None:
         found[f"check at {base[0]}, cold"] = (check, {"PYTHONPATH": str(base[1]), "SESSION_ANALYZER_CACHE_DIR": COLD})
         found[f"check at {base[0]}, warm"] = (check, {"PYTHONPATH": str(base[1]),
                                                        "SESSION_ANALYZER_CACHE_DIR": "base-cache"})
+        found[f"check at {base[0]}, new session"] = (check, {"PYTHONPATH": str(base[1]),
+                                                              "SESSION_ANALYZER_CACHE_DIR": NEW + "base-cache"})
     return found
 
 
@@ -122,6 +131,10 @@ def measure(fixture: Path, runs: int, folder: Path, base: tuple[str, Path] | Non
             setting = env.get("SESSION_ANALYZER_CACHE_DIR", "cache")
             if setting == COLD:
                 setting = f"cold-{i}-{k}"  # a folder no run has used
+            elif setting.startswith(NEW):  # the warm folder without the readings of its messages
+                warm, setting = setting.removeprefix(NEW), f"new-{i}-{k}"
+                shutil.copytree(folder / warm, folder / setting,
+                                ignore=shutil.ignore_patterns("readings-*"), dirs_exist_ok=True)
             cache = str(folder / setting) if setting else ""
             r = scale.run(argv, folder, {**env, "SESSION_ANALYZER_CACHE_DIR": cache})
             if r.code not in (0, 1):
@@ -144,13 +157,13 @@ def table(results: dict[str, list[Run]]) -> None:
     floor = med("python -c pass", "cpu")
     print(f"check / python -c pass by CPU: cold {med('check, cold', 'cpu') / floor:.1f}x, "
           f"warm {med('check, warm', 'cpu') / floor:.1f}x (medians of {len(results['check, warm'])} runs)")
-    for state in ("cold", "warm"):
+    for state in ("cold", "warm", "new session"):
         based = [n for n in results if n.startswith("check at ") and n.endswith(f", {state}")]
         if based:
             print(f"{state}: now / {based[0].removesuffix(f', {state}')}: CPU "
                   f"{med(f'check, {state}', 'cpu') / med(based[0], 'cpu'):.2f}x, peak RSS "
                   f"{med(f'check, {state}', 'rss_mb') / med(based[0], 'rss_mb'):.2f}x")
-    for state in ("cold", "warm", "cache off"):
+    for state in ("cold", "warm", "new session", "cache off"):
         c, m = med(f"check, {state}", "cpu"), med(f"check, {state}", "rss_mb")
         print(f"targets, {state}: CPU <= {TARGET_CPU} s: {'met' if c <= TARGET_CPU else 'NOT met'} ({c:.3f}); "
               f"peak RSS <= {TARGET_RSS:.0f} MB: {'met' if m <= TARGET_RSS else 'NOT met'} ({m:.1f})")

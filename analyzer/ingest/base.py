@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 import orjson
+from pydantic import BaseModel
 
 from analyzer.events import Counts, Diagnostic, Event, Level, Session, ToolEvent
 
@@ -163,7 +164,7 @@ class SessionBuilder:
         self._sanitize()
         self._cap_outputs()
         for i, ev in enumerate(self.events):
-            ev.index = i
+            set_fields(ev, {"index": i})
         for n, part in enumerate(self.parts[1:], 2):
             sid = part.session.get("session_id")
             self.diag(Level.info, f"session {n} of {len(self.parts)} in this file" + (f" ({sid})" if sid else "")
@@ -209,6 +210,20 @@ class SessionBuilder:
             sources=self.sources or [str(self.path)],
             **fields,
         )
+
+
+def set_fields(model: BaseModel, values: dict[str, Any]) -> None:
+    """Set fields of an event a reader has already checked, at once: what pydantic's ``__setattr__``
+    does for a plain field of a model that neither validates assignments nor is frozen (the value
+    in ``__dict__``, the name in the fields set), without its two calls per field (~1 µs: a tenth
+    of reading a Claude Code tool result). Any other model is set field by field, as before."""
+    config = model.model_config
+    if config.get("validate_assignment") or config.get("frozen"):
+        for name, value in values.items():
+            setattr(model, name, value)
+        return
+    model.__dict__.update(values)
+    model.__pydantic_fields_set__.update(values)
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,7 @@ from analyzer.ingest.base import (
     kind_of,
     open_regular,
     parse_ts,
+    set_fields,
     strip_bom,
     text_of,
 )
@@ -475,37 +476,38 @@ class _Reader:
         """Complete a call from its result block and the user entry around it."""
         text = text_of(block.get("content"))
         result = d.get("toolUseResult", d.get("tool_use_result"))  # on disk / stream-json
-        ev.result_ref = _s(d.get("uuid"))
-        ev.result_line = line
-        ev.result_ts = parse_ts(d.get("timestamp"))
-        ev.is_error = bool(block.get("is_error"))
         full = _output(text, result)
-        ev.truncated = harness_cut(full)  # "[N characters truncated]", a <persisted-output> preview
-        ev.output = self.b.output(full, line, ev.source)  # the result is in the call's file
+        done: dict[str, Any] = {  # set at once (``set_fields``), later keys over earlier ones
+            "result_ref": _s(d.get("uuid")), "result_line": line, "result_ts": parse_ts(d.get("timestamp")),
+            "is_error": bool(block.get("is_error")),
+            "truncated": harness_cut(full),  # "[N characters truncated]", a <persisted-output> preview
+            "output": self.b.output(full, line, ev.source),  # the result is in the call's file
+        }
         m = _EXIT_RE.match(text)
         if m is None and isinstance(result, str):
             m = _EXIT_RE.match(result)
         if m:
-            ev.exit_code = int(m.group(1))
+            done["exit_code"] = int(m.group(1))
         res: dict[str, Any] = result if isinstance(result, dict) else {}
         if res.get("interrupted") is True or "[Request interrupted by user" in text \
                 or text.startswith("The user doesn't want to proceed"):
-            ev.interrupted = True  # stopped, or rejected before it ran
+            done["interrupted"] = True  # stopped, or rejected before it ran
         if ev.category == "shell":
             task = res.get("backgroundTaskId") or res.get("taskId")
             if task is None:
                 task = background_task(text)
             if task is not None:
-                ev.background, ev.task_id = True, str(task)
+                done["background"], done["task_id"] = True, str(task)
         elif ev.category == "task_output":
             nested = res.get("task")  # 2.1.x TaskOutput nests the task; 1.0.x BashOutput does not
             task_info: dict[str, Any] = nested if isinstance(nested, dict) else res
             code = task_info.get("exitCode")
             if isinstance(code, int) and not isinstance(code, bool):
-                ev.exit_code = code
-            ev.task_id = ev.task_id or _str(task_info.get("task_id") or task_info.get("shellId"))
+                done["exit_code"] = code
+            done["task_id"] = ev.task_id or _str(task_info.get("task_id") or task_info.get("shellId"))
         elif ev.category == "task_stop":
-            ev.task_id = ev.task_id or _str(res.get("task_id") or res.get("shell_id"))
+            done["task_id"] = ev.task_id or _str(res.get("task_id") or res.get("shell_id"))
+        set_fields(ev, done)
 
     # -- harness records ---------------------------------------------------------------------
 

@@ -105,8 +105,8 @@ def _path_key(group: str) -> str:
     """What the group's entry points depend on: each folder on ``sys.path`` that holds
     distribution metadata, and when it last changed (installing, upgrading or removing a
     distribution adds or removes a ``*.dist-info`` folder there, which changes the folder's time).
-    A folder without metadata counts by that alone, so the working directory of ``python -m``,
-    whose time changes with every file made in it, does not make the key change."""
+    A folder without metadata is left out, so the working directory of ``python -m``, whose time
+    changes with every file made in it, does not make the key change."""
     stamps: list[tuple[str, int | None]] = []
     for entry in sys.path:
         try:

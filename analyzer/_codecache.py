@@ -41,7 +41,8 @@ from typing import Any
 from analyzer._usercache import private_dir, read_private, write_private
 
 _LIMIT = 4096
-"""Entries kept per file: a file that grew past it (many versions' inputs) keeps only this process's."""
+"""Entries kept per file: a file that grew past it (many versions' inputs) keeps only this
+process's, at most this many of them."""
 _TAG = f"{sys.implementation.cache_tag}-{MAGIC_NUMBER.hex()}"
 
 
@@ -55,7 +56,8 @@ class _Kept:
         self.name = name
         self.valid = valid
         self.table: dict[Any, Any] | None = None
-        self.used: set[Any] = set()
+        self.used: dict[Any, None] = {}
+        """The keys this process asked for or added, in that order."""
         self.dirty = False
 
     def _path(self) -> Path | None:
@@ -78,14 +80,14 @@ class _Kept:
             self.table = self._read()
         found = self.table.get(key)
         if found is not None:
-            self.used.add(key)
+            self.used[key] = None
         return found
 
     def put(self, key: Any, value: Any) -> None:
         if self.table is None:
             self.table = self._read()
         self.table[key] = value
-        self.used.add(key)
+        self.used[key] = None
         self.dirty = True
 
     def write(self) -> None:
@@ -93,7 +95,9 @@ class _Kept:
         path = self._path() if self.dirty and self.table is not None else None
         if path is None or self.table is None:
             return
-        table = self.table if len(self.table) <= _LIMIT else {k: self.table[k] for k in self.used}
+        # past the limit: this process's entries only, its latest if it alone made more (a session
+        # full of distinct patterns must not grow the file with it)
+        table = self.table if len(self.table) <= _LIMIT else {k: self.table[k] for k in list(self.used)[-_LIMIT:]}
         if write_private(path, lambda fh: fh.write(marshal.dumps(table))):
             with contextlib.suppress(OSError):  # another Python's, left by an upgrade: never read again
                 for old in path.parent.glob(f"{self.prefix}-*.marshal"):

@@ -66,7 +66,7 @@ def _fresh_process_state(monkeypatch: pytest.MonkeyPatch) -> None:
     for kept in (_codecache._CODE, _codecache._REGEX):
         monkeypatch.setattr(kept, "table", None)
         monkeypatch.setattr(kept, "dirty", False)
-        monkeypatch.setattr(kept, "used", set())
+        monkeypatch.setattr(kept, "used", {})
 
 
 def test_a_class_made_from_the_cache_behaves_as_a_compiled_one(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -206,3 +206,13 @@ def test_a_file_another_python_left_is_removed_when_this_one_writes(cache: Path)
     _module("analyzer.example_six")
     _codecache._CODE.write()
     assert cache.is_file() and not old.exists() and keep.exists()
+
+
+def test_a_process_that_compiles_more_than_the_limit_keeps_only_its_latest(
+        cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_codecache, "_LIMIT", 5)
+    for n in range(12):
+        _regex_from_cache(f"pattern number {n}", 0)
+    _codecache._REGEX.write()
+    _fresh_process_state(monkeypatch)
+    assert [pattern for pattern, _ in _codecache._REGEX._read()] == [f"pattern number {n}" for n in range(7, 12)]

@@ -61,19 +61,23 @@ class _Kept:
         self.dirty = False
 
     def _path(self) -> Path | None:
-        folder = private_dir("bytecode")
+        try:
+            folder = private_dir("bytecode")
+        except Exception:  # no home folder to find (Path.home), an odd environment: no cache
+            return None
         return None if folder is None else folder / self.name
 
     def _read(self) -> dict[Any, Any]:
-        path = self._path()
-        data = None if path is None else read_private(path)
+        # every regex compile of the process comes through here: nothing may escape but an empty table
         try:
+            path = self._path()
+            data = None if path is None else read_private(path)
             table = marshal.loads(data) if data else {}
-        except (EOFError, ValueError, TypeError):  # truncated, or not marshal data
+            if not isinstance(table, dict):
+                return {}
+            return {k: v for k, v in table.items() if self.valid(k, v)}
+        except Exception:  # truncated, not marshal data, unreadable
             return {}
-        if not isinstance(table, dict):
-            return {}
-        return {k: v for k, v in table.items() if self.valid(k, v)}
 
     def get(self, key: Any) -> Any:
         if self.table is None:
@@ -99,7 +103,7 @@ class _Kept:
         # full of distinct patterns must not grow the file with it)
         table = self.table if len(self.table) <= _LIMIT else {k: self.table[k] for k in list(self.used)[-_LIMIT:]}
         if write_private(path, lambda fh: fh.write(marshal.dumps(table))):
-            with contextlib.suppress(OSError):  # another Python's, left by an upgrade: never read again
+            with contextlib.suppress(Exception):  # another Python's, left by an upgrade: never read again
                 for old in path.parent.glob(f"{self.prefix}-*.marshal"):
                     if old != path:
                         old.unlink(missing_ok=True)

@@ -23,10 +23,18 @@ CACHE_ENV = "SESSION_ANALYZER_CACHE_DIR"
 
 
 def cache_dir() -> Path | None:
-    """The cache folder (it may not exist yet), or None when the cache is off."""
+    """The cache folder (it may not exist yet), or None when the cache is off or there is no home
+    folder to put it in."""
     override = os.environ.get(CACHE_ENV)
     if override is not None:
         return Path(override) if override else None
+    try:
+        return _default_dir()
+    except RuntimeError:  # Path.home(): no home folder to be found (no HOME, no passwd entry)
+        return None
+
+
+def _default_dir() -> Path:
     if sys.platform == "win32":
         root = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
     elif sys.platform == "darwin":

@@ -216,3 +216,16 @@ def test_a_process_that_compiles_more_than_the_limit_keeps_only_its_latest(
     _codecache._REGEX.write()
     _fresh_process_state(monkeypatch)
     assert [pattern for pattern, _ in _codecache._REGEX._read()] == [f"pattern number {n}" for n in range(7, 12)]
+
+
+def test_a_home_that_cannot_be_found_is_no_cache_and_regexes_still_compile(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    _fresh_process_state(monkeypatch)
+    monkeypatch.delenv("SESSION_ANALYZER_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    assert _usercache.cache_dir() is None
+    assert _regex_from_cache(r"still (\w+)", 0).search("still works")[1] == "works"
+    _codecache._REGEX.write()  # nothing to write to: no error either

@@ -176,7 +176,10 @@ def _regex_compile(pattern: Any, flags: int = 0) -> Any:
     key = (pattern, flags)
     program = _REGEX.get(key)
     if program is not None:
-        return _sre.compile(pattern, *program)
+        try:
+            return _sre.compile(pattern, *program)
+        except Exception:  # a damaged entry (_sre validates the code): compile it anew below
+            pass
     if not _checked:
         stock = _stock_regex_compile(pattern, flags)  # raises re.error as re.compile does
         try:

@@ -229,3 +229,13 @@ def test_a_home_that_cannot_be_found_is_no_cache_and_regexes_still_compile(
     assert _usercache.cache_dir() is None
     assert _regex_from_cache(r"still (\w+)", 0).search("still works")[1] == "works"
     _codecache._REGEX.write()  # nothing to write to: no error either
+
+
+def test_a_damaged_program_in_the_file_is_compiled_anew(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _regex_from_cache(r"(\d+) ms", 0)
+    table = _codecache._REGEX.table or {}
+    final, code, groups, groupindex, indexgroup = table[(r"(\d+) ms", 0)]
+    table[(r"(\d+) ms", 0)] = (final, [99999, *code], groups, groupindex, indexgroup)  # no valid program
+    _codecache._REGEX.write()
+    _fresh_process_state(monkeypatch)
+    assert _regex_from_cache(r"(\d+) ms", 0).search("took 12 ms")[1] == "12"

@@ -25,7 +25,6 @@ from __future__ import annotations
 import _sre  # type: ignore[import-not-found]  # re's C engine: no stubs
 import atexit
 import builtins
-import contextlib
 import dataclasses
 import marshal
 import re
@@ -50,10 +49,10 @@ class _Kept:
     """One marshal file of compiled things keyed by their input, read when first asked and
     written at exit when something was added."""
 
-    def __init__(self, prefix: str, name: str, valid: Callable[[object, object], bool]) -> None:
+    def __init__(self, prefix: str, tag: str, valid: Callable[[object, object], bool]) -> None:
         self.prefix = prefix
         """Files of this table for other interpreters start so too; they are removed on a write."""
-        self.name = name
+        self.name = f"{prefix}-{tag}.marshal"
         self.valid = valid
         self.table: dict[Any, Any] | None = None
         self.used: dict[Any, None] = {}
@@ -102,11 +101,8 @@ class _Kept:
         # past the limit: this process's entries only, its latest if it alone made more (a session
         # full of distinct patterns must not grow the file with it)
         table = self.table if len(self.table) <= _LIMIT else {k: self.table[k] for k in list(self.used)[-_LIMIT:]}
-        if write_private(path, lambda fh: fh.write(marshal.dumps(table))):
-            with contextlib.suppress(Exception):  # another Python's, left by an upgrade: never read again
-                for old in path.parent.glob(f"{self.prefix}-*.marshal"):
-                    if old != path:
-                        old.unlink(missing_ok=True)
+        # another Python's files, left by an upgrade, are never read again
+        write_private(path, lambda fh: fh.write(marshal.dumps(table)), supersedes=f"{self.prefix}-*.marshal")
 
 
 def _valid_code(key: object, value: object) -> bool:
@@ -119,8 +115,8 @@ def _valid_program(key: object, value: object) -> bool:
             and isinstance(value[1], list) and isinstance(value[3], dict))
 
 
-_CODE = _Kept("generated-code", f"generated-code-{_TAG}.marshal", _valid_code)
-_REGEX = _Kept("regex-programs", f"regex-programs-{_TAG}-{_sre.MAGIC}.marshal", _valid_program)
+_CODE = _Kept("generated-code", _TAG, _valid_code)
+_REGEX = _Kept("regex-programs", f"{_TAG}-{_sre.MAGIC}", _valid_program)
 _stock_regex_compile = _compiler.compile
 _regex_on = True
 """Off for the rest of the process once a program made here differs from ``re``'s own."""
@@ -169,7 +165,7 @@ def _regex_compile(pattern: Any, flags: int = 0) -> Any:
     ``_program`` takes ``re``'s own steps; the first program a process makes is checked against
     ``re``'s own compile (the same pattern, flags and code), and a difference turns the cache off
     for the process, so a Python whose ``re`` internals differ keeps nothing."""
-    global _checked
+    global _checked, _regex_on
     flags = int(flags)
     if type(pattern) not in (str, bytes) or flags & re.DEBUG or not _regex_on:  # parsed; DEBUG prints
         return _stock_regex_compile(pattern, flags)
@@ -187,17 +183,12 @@ def _regex_compile(pattern: Any, flags: int = 0) -> Any:
         except Exception:  # internals that differ on this Python
             agrees = False
         if not agrees:
-            _regex_off()
+            _regex_on = False
             return stock
         _checked = True
     program = _program(pattern, flags)  # raises re.error as re.compile does, nothing kept
     _REGEX.put(key, program)
     return _sre.compile(pattern, *program)
-
-
-def _regex_off() -> None:
-    global _regex_on
-    _regex_on = False
 
 
 def install() -> None:

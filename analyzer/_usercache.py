@@ -11,12 +11,13 @@ Every caller treats a missing or unusable cache as no cache: the same results, o
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 CACHE_ENV = "SESSION_ANALYZER_CACHE_DIR"
 """Overrides the cache folder; an empty value turns the cache off."""
@@ -80,10 +81,20 @@ def read_private(path: Path) -> bytes | None:
         return None
 
 
-def write_private(path: Path, write: Callable[[BinaryIO], object]) -> bool:
+def read_private_json(path: Path | None) -> Any:
+    """The JSON value ``read_private`` finds in ``path``; None when there is none or it is no JSON."""
+    data = None if path is None else read_private(path)
+    try:
+        return None if data is None else json.loads(data)
+    except ValueError:  # damaged: the caller makes it again
+        return None
+
+
+def write_private(path: Path, write: Callable[[BinaryIO], object], *, supersedes: str | None = None) -> bool:
     """Replace ``path`` with what ``write`` writes, through a private temporary file in the same
     folder and a rename, so a reader never sees half a file. False (and nothing raised) when the
-    folder cannot be written; the old file, if any, stays."""
+    folder cannot be written; the old file, if any, stays. ``supersedes``: a glob of the files in
+    that folder this one makes stale (another key's, another Python's), removed once it is written."""
     import tempfile  # only a process with something new to keep writes
 
     try:
@@ -98,4 +109,9 @@ def write_private(path: Path, write: Callable[[BinaryIO], object]) -> bool:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         return False
+    if supersedes is not None:
+        with contextlib.suppress(OSError):  # a folder that cannot be listed keeps the old files
+            for old in path.parent.glob(supersedes):
+                if old != path:
+                    old.unlink(missing_ok=True)
     return True

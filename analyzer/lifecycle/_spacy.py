@@ -18,7 +18,6 @@ read-only, foreign or stale cache is never an error: the caller builds, as witho
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import hashlib
 import importlib.util
@@ -127,10 +126,5 @@ def store_cached(name: str, key: str, value: Any) -> bool:
     if folder is None:
         return False
     target = _path(name, key, folder)
-    if not write_private(target, lambda fh: pickle.dump((key, value), fh, protocol=pickle.HIGHEST_PROTOCOL)):
-        return False
-    with contextlib.suppress(OSError):  # a folder that cannot be listed keeps the old files
-        for old in folder.glob(f"{name}-*.pickle"):
-            if old != target:
-                old.unlink(missing_ok=True)
-    return True
+    return write_private(target, lambda fh: pickle.dump((key, value), fh, protocol=pickle.HIGHEST_PROTOCOL),
+                         supersedes=f"{name}-*.pickle")

@@ -6,7 +6,6 @@ built-in ones (same keys as ``catalog.yaml``).
 
 from __future__ import annotations
 
-import contextlib
 import fnmatch
 import hashlib
 import json
@@ -17,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from analyzer._usercache import private_dir, read_private, write_private
+from analyzer._usercache import private_dir, read_private_json, write_private
 from analyzer.shell.model import SimpleCommand
 
 _CATALOG_FILE = Path(__file__).with_name("catalog.yaml")
@@ -397,14 +396,9 @@ def _builtin() -> dict[str, Any]:
     text = _CATALOG_FILE.read_bytes()
     folder = private_dir()
     kept = None if folder is None else folder / f"catalog-{hashlib.sha256(text).hexdigest()[:32]}.json"
-    data = None if kept is None else read_private(kept)
-    if data is not None:
-        try:
-            found = json.loads(data)
-        except ValueError:  # damaged: parse the YAML again
-            found = None
-        if isinstance(found, dict):
-            return found
+    found = read_private_json(kept)
+    if isinstance(found, dict):
+        return found
     import yaml
 
     # libyaml when the wheel has it: 5x faster than the pure-Python loader, the same objects
@@ -412,11 +406,7 @@ def _builtin() -> dict[str, Any]:
     parsed: dict[str, Any] = yaml.load(text.decode("utf-8"), Loader=loader)
     if kept is not None:
         dump = json.dumps(parsed).encode()
-        if write_private(kept, lambda fh: fh.write(dump)):
-            with contextlib.suppress(OSError):  # the data of an earlier catalog.yaml
-                for old in kept.parent.glob("catalog-*.json"):
-                    if old != kept:
-                        old.unlink(missing_ok=True)
+        write_private(kept, lambda fh: fh.write(dump), supersedes="catalog-*.json")  # an earlier catalog.yaml's
     return parsed
 
 

@@ -19,7 +19,7 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from types import ModuleType
 
-from analyzer._usercache import private_dir, read_private, write_private
+from analyzer._usercache import private_dir, read_private_json, write_private
 from analyzer.rules.api import Rule, RuleMetadataError
 
 ENTRY_POINT_GROUP = "analyzer.rules"
@@ -127,12 +127,11 @@ def registered(group: str = ENTRY_POINT_GROUP) -> list[EntryPoint]:
     folder = private_dir()
     path = None if folder is None else folder / "entry-points.json"
     key = _path_key(group)
-    data = None if path is None else read_private(path)
+    kept = read_private_json(path)
     try:
-        kept = json.loads(data) if data else None
         if isinstance(kept, dict) and kept.get("key") == key:
             return [EntryPoint(name, value, group) for name, value in kept["entries"]]
-    except (ValueError, TypeError, KeyError):  # damaged or from another version: scan again
+    except (ValueError, TypeError, KeyError):  # entries of another shape: scan again
         pass
     found = list(entry_points(group=group))
     if path is not None:
